@@ -1,0 +1,217 @@
+/**
+ * Wire schemas of the metadata a read cache writes into a pi session:
+ * `details.readcache` on `read` tool results ({@linkcode ReadCacheMetaV1}) and
+ * `pi-readcache` custom entries for explicit invalidation
+ * ({@linkcode ReadCacheInvalidationV1}). Field names and values are
+ * wire-compatible with sessions written by the existing pi-readcache
+ * extension; unknown extra fields (such as `debug`) are tolerated.
+ *
+ * Parsing is fail-open: invalid metadata yields `undefined`, never throws, and
+ * therefore never creates trust.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { isScopeKey, type ScopeKey } from "./scope.ts";
+
+/** Custom entry type of persistent invalidations in a pi session. */
+export const READCACHE_CUSTOM_TYPE = "pi-readcache" as const;
+
+/** Every mode a read can be served in. */
+export const READ_MODES = [
+  "full",
+  "unchanged",
+  "unchanged_range",
+  "diff",
+  "baseline_fallback",
+] as const;
+
+/**
+ * How a read was served. `full` and `baseline_fallback` are anchor modes (the
+ * model was shown the content); the others are derived modes that rely on a
+ * base already in context.
+ *
+ * @example
+ * ```ts
+ * import type { ReadMode } from "@readcache/core";
+ * const m: ReadMode = "unchanged";
+ * ```
+ */
+export type ReadMode = typeof READ_MODES[number];
+
+/**
+ * Metadata attached to a `read` tool result as `details.readcache`.
+ *
+ * @example
+ * ```ts
+ * import type { ReadCacheMetaV1 } from "@readcache/core";
+ * const meta: ReadCacheMetaV1 = {
+ *   v: 1, pathKey: "/w/a.ts", scopeKey: "full", servedHash: "ab".repeat(32),
+ *   mode: "full", totalLines: 3, rangeStart: 1, rangeEnd: 3, bytes: 12,
+ * };
+ * ```
+ */
+export interface ReadCacheMetaV1 {
+  /** Schema version, always 1. */
+  v: 1;
+  /** Canonical identity of the file. */
+  pathKey: string;
+  /** Scope the read covers (what the model was shown). */
+  scopeKey: ScopeKey;
+  /** SHA-256 of the file bytes the output was produced from. */
+  servedHash: string;
+  /** Hash the output was compared against, when there was a base. */
+  baseHash?: string;
+  /** How the read was served. */
+  mode: ReadMode;
+  /** Lines in the file. */
+  totalLines: number;
+  /** First line of the scope. */
+  rangeStart: number;
+  /** Last line of the scope. */
+  rangeEnd: number;
+  /** Bytes of the output text served. */
+  bytes: number;
+}
+
+/**
+ * A persistent invalidation (`/readcache-refresh`), stored as a custom entry of
+ * type `pi-readcache`.
+ *
+ * @example
+ * ```ts
+ * import type { ReadCacheInvalidationV1 } from "@readcache/core";
+ * const inv: ReadCacheInvalidationV1 = { v: 1, kind: "invalidate", pathKey: "/w/a.ts", scopeKey: "full", at: 1 };
+ * ```
+ */
+export interface ReadCacheInvalidationV1 {
+  /** Schema version, always 1. */
+  v: 1;
+  /** Always `"invalidate"`. */
+  kind: "invalidate";
+  /** Canonical identity of the file. */
+  pathKey: string;
+  /** Scope to drop; `"full"` drops every scope of the path. */
+  scopeKey: ScopeKey;
+  /** Milliseconds since the epoch when the invalidation was requested. */
+  at: number;
+}
+
+const DERIVED_MODES: ReadonlySet<ReadMode> = new Set(["unchanged", "unchanged_range", "diff"]);
+
+const scopeKeySchema = z.string().refine(isScopeKey, { message: "not a scope key" }).transform((
+  s,
+) => s as ScopeKey);
+const positiveInt = z.number().int().positive();
+
+/**
+ * Zod schema of {@linkcode ReadCacheMetaV1}. Extra fields are tolerated;
+ * derived modes (`unchanged`, `unchanged_range`, `diff`) need a non-empty
+ * `baseHash`.
+ *
+ * @example
+ * ```ts
+ * import { ReadCacheMetaV1Schema } from "@readcache/core";
+ * ReadCacheMetaV1Schema.safeParse({ v: 1 }).success; // false
+ * ```
+ */
+export const ReadCacheMetaV1Schema: z.ZodType<ReadCacheMetaV1, unknown> = z.looseObject({
+  v: z.literal(1),
+  pathKey: z.string().min(1),
+  scopeKey: scopeKeySchema,
+  servedHash: z.string().min(1),
+  baseHash: z.string().min(1).optional(),
+  mode: z.enum(READ_MODES),
+  totalLines: positiveInt,
+  rangeStart: positiveInt,
+  rangeEnd: positiveInt,
+  bytes: z.number().int().nonnegative(),
+}).superRefine((m, ctx) => {
+  if (DERIVED_MODES.has(m.mode) && m.baseHash === undefined) {
+    ctx.addIssue({ code: "custom", message: `mode ${m.mode} requires a non-empty baseHash` });
+  }
+  if (m.rangeEnd < m.rangeStart) {
+    ctx.addIssue({ code: "custom", message: "rangeEnd is before rangeStart" });
+  }
+}).transform((m): ReadCacheMetaV1 => {
+  const out: ReadCacheMetaV1 = {
+    v: 1,
+    pathKey: m.pathKey,
+    scopeKey: m.scopeKey,
+    servedHash: m.servedHash,
+    mode: m.mode,
+    totalLines: m.totalLines,
+    rangeStart: m.rangeStart,
+    rangeEnd: m.rangeEnd,
+    bytes: m.bytes,
+  };
+  if (m.baseHash !== undefined) out.baseHash = m.baseHash;
+  return out;
+});
+
+/**
+ * Zod schema of {@linkcode ReadCacheInvalidationV1}. Extra fields are tolerated.
+ *
+ * @example
+ * ```ts
+ * import { ReadCacheInvalidationV1Schema } from "@readcache/core";
+ * ReadCacheInvalidationV1Schema.safeParse({ v: 1, kind: "invalidate" }).success; // false
+ * ```
+ */
+export const ReadCacheInvalidationV1Schema: z.ZodType<ReadCacheInvalidationV1, unknown> = z
+  .looseObject({
+    v: z.literal(1),
+    kind: z.literal("invalidate"),
+    pathKey: z.string().min(1),
+    scopeKey: scopeKeySchema,
+    at: positiveInt,
+  }).transform((m): ReadCacheInvalidationV1 => ({
+    v: 1,
+    kind: "invalidate",
+    pathKey: m.pathKey,
+    scopeKey: m.scopeKey,
+    at: m.at,
+  }));
+
+/**
+ * Parses `details.readcache`; `undefined` when invalid. Never throws.
+ *
+ * @example
+ * ```ts
+ * import { parseReadCacheMeta } from "@readcache/core";
+ * parseReadCacheMeta({ v: 1, mode: "unchanged" }); // undefined
+ * ```
+ */
+export function parseReadCacheMeta(value: unknown): ReadCacheMetaV1 | undefined {
+  const r = ReadCacheMetaV1Schema.safeParse(value);
+  return r.success ? r.data : undefined;
+}
+
+/**
+ * Parses the data of a `pi-readcache` custom entry; `undefined` when it is not
+ * a valid invalidation. Never throws.
+ *
+ * @example
+ * ```ts
+ * import { parseInvalidation } from "@readcache/core";
+ * parseInvalidation({ v: 1, kind: "invalidate", pathKey: "/a", scopeKey: "r:1:2", at: 5 })?.scopeKey; // "r:1:2"
+ * ```
+ */
+export function parseInvalidation(value: unknown): ReadCacheInvalidationV1 | undefined {
+  const r = ReadCacheInvalidationV1Schema.safeParse(value);
+  return r.success ? r.data : undefined;
+}
+
+/**
+ * True for modes that can establish trust from nothing (`full`,
+ * `baseline_fallback`).
+ *
+ * @example
+ * ```ts
+ * import { isAnchorMode } from "@readcache/core";
+ * isAnchorMode("diff"); // false
+ * ```
+ */
+export function isAnchorMode(mode: ReadMode): boolean {
+  return mode === "full" || mode === "baseline_fallback";
+}
