@@ -1,0 +1,109 @@
+// Properties of replay that vectors cannot enumerate: incremental replay over
+// any sequence of leaves equals replay from scratch, and the pure trust
+// functions never modify their inputs.
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import {
+  activeBranch,
+  applyInvalidation,
+  applyReadMeta,
+  type ReadCacheMetaV1,
+  replayBranch,
+  ReplayCursor,
+  type ReplayEntry,
+  type TrustState,
+} from "../mod.ts";
+
+const hashes = ["h0", "h1", "h2"];
+const scopes = ["full", "r:1:3", "r:2:5"] as const;
+const metaArb = fc.record({
+  mode: fc.constantFrom("full", "unchanged", "unchanged_range", "diff", "baseline_fallback"),
+  scope: fc.constantFrom(...scopes),
+  served: fc.constantFrom(...hashes),
+  base: fc.option(fc.constantFrom(...hashes), { nil: undefined }),
+  path: fc.constantFrom("/a", "/b"),
+}).map(({ mode, scope, served, base, path }) => ({
+  v: 1,
+  pathKey: path,
+  scopeKey: scope,
+  servedHash: served,
+  ...(base ? { baseHash: base } : {}),
+  mode,
+  totalLines: 5,
+  rangeStart: 1,
+  rangeEnd: 5,
+  bytes: 1,
+}));
+const kindArb = fc.oneof(
+  { weight: 6, arbitrary: metaArb.map((meta) => ({ kind: "read" as const, meta })) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(...scopes).map((s) => ({
+      kind: "invalidate" as const,
+      data: { v: 1, kind: "invalidate", pathKey: "/a", scopeKey: s, at: 1 },
+    })),
+  },
+  { weight: 1, arbitrary: fc.constant({ kind: "compaction" as const }) },
+  { weight: 1, arbitrary: fc.constant({ kind: "other" as const }) },
+);
+// A random tree: each entry picks a parent among earlier entries (or extends the last).
+const treeArb = fc.array(fc.tuple(kindArb, fc.nat(), fc.boolean()), { minLength: 1, maxLength: 40 })
+  .map((items) =>
+    items.map(([k, p, extendLast], i): ReplayEntry =>
+      ({
+        ...k,
+        id: `e${i}`,
+        parentId: i === 0 ? null : `e${extendLast ? i - 1 : p % i}`,
+      }) as ReplayEntry
+    )
+  );
+
+Deno.test("incremental replay over any walk of leaves equals replay from scratch", () => {
+  fc.assert(
+    fc.property(treeArb, fc.array(fc.nat(), { minLength: 1, maxLength: 12 }), (tree, walk) => {
+      const cursor = new ReplayCursor();
+      for (const w of walk) {
+        const branch = activeBranch(tree, tree[w % tree.length].id);
+        cursor.advance(branch);
+        assert.deepEqual(cursor.snapshot(), replayBranch(branch));
+      }
+    }),
+    { numRuns: 300 },
+  );
+});
+
+Deno.test("extending a branch does not re-replay it", () => {
+  const entries: ReplayEntry[] = [];
+  const cursor = new ReplayCursor();
+  for (let i = 0; i < 50; i++) {
+    entries.push({ id: `e${i}`, parentId: i === 0 ? null : `e${i - 1}`, kind: "other" });
+    cursor.advance(entries);
+    assert.equal(cursor.lastAdvance, "extended");
+  }
+  cursor.advance(entries);
+  assert.equal(cursor.lastAdvance, "unchanged");
+  cursor.advance(entries.slice(0, 10));
+  assert.equal(cursor.lastAdvance, "replayed");
+});
+
+Deno.test("trust functions do not modify their input state", () => {
+  fc.assert(
+    fc.property(fc.array(metaArb, { maxLength: 20 }), (metas) => {
+      let state: TrustState = {};
+      metas.forEach((m, i) => {
+        const before = structuredClone(state);
+        const next = applyReadMeta(state, m as ReadCacheMetaV1, i + 1);
+        assert.deepEqual(state, before);
+        const inv = applyInvalidation(next, {
+          v: 1,
+          kind: "invalidate",
+          pathKey: "/a",
+          scopeKey: "r:1:3",
+          at: 1,
+        });
+        assert.ok(inv !== undefined);
+        state = next;
+      });
+    }),
+  );
+});
