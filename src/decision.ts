@@ -1,0 +1,359 @@
+/**
+ * The read decision: given a request, the bytes of the file (one read), the
+ * trust the active branch holds for the file and the base content looked up
+ * by hash, decide what the model gets. Pure.
+ *
+ * @module
+ */
+import { renderBaselineRead } from "./baseline.ts";
+import { unifiedDiff } from "./diff.ts";
+import { sha256Hex } from "./hash.ts";
+import {
+  diffHeader,
+  unchangedMarker,
+  unchangedRangeElsewhereMarker,
+  unchangedRangeMarker,
+} from "./markers.ts";
+import type { ReadCacheMetaV1, ReadMode } from "./meta.ts";
+import { countLines, normalizeRange } from "./range.ts";
+import { FULL_SCOPE, type ScopeKey, scopeKeyFor } from "./scope.ts";
+import { DEFAULT_SENSITIVE_PATTERNS, isSensitivePath } from "./sensitive.ts";
+import { type PathTrust, selectBase } from "./trust.ts";
+import {
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_LINES,
+  truncateHead,
+  type TruncationResult,
+} from "./truncate.ts";
+
+/**
+ * Tunables of the decision. Every field has a default.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_DECISION_CONFIG } from "@readcache/core";
+ * DEFAULT_DECISION_CONFIG.maxDiffFileLines; // 12000
+ * ```
+ */
+export interface DecisionConfig {
+  /** Largest file (bytes, base and current) a diff is computed for. */
+  maxDiffFileBytes: number;
+  /** Largest file (lines, base and current) a diff is computed for. */
+  maxDiffFileLines: number;
+  /** A diff is served only when its bytes are below this share of the file's bytes. */
+  maxDiffBytesRatio: number;
+  /** A diff is served only when its lines are at most this share of the file's lines. */
+  maxDiffLinesRatio: number;
+  /** Base-name patterns never cached (see `isSensitivePath`). */
+  sensitivePatterns: readonly string[];
+}
+
+/** The default tunables. */
+export const DEFAULT_DECISION_CONFIG: DecisionConfig = Object.freeze({
+  maxDiffFileBytes: 2 * 1024 * 1024,
+  maxDiffFileLines: 12_000,
+  maxDiffBytesRatio: 0.9,
+  maxDiffLinesRatio: 0.85,
+  sensitivePatterns: DEFAULT_SENSITIVE_PATTERNS,
+});
+
+/**
+ * Input of {@linkcode decideRead}.
+ *
+ * @example
+ * ```ts
+ * import type { DecisionInput } from "@readcache/core";
+ * const input: DecisionInput = {
+ *   displayPath: "a.txt", pathKey: "/w/a.txt", bytes: new TextEncoder().encode("hi\n"), trust: undefined,
+ * };
+ * ```
+ */
+export interface DecisionInput {
+  /** Path as the model typed it (used in pi's hint text and diff headers). */
+  displayPath: string;
+  /** Canonical identity of the file. */
+  pathKey: string;
+  /** 1-based first line requested. */
+  offset?: number;
+  /** Maximum lines requested. */
+  limit?: number;
+  /** The file's bytes, read once. The output and its hash both come from these. */
+  bytes: Uint8Array;
+  /** What the active branch provably holds for `pathKey`. */
+  trust: PathTrust | undefined;
+  /**
+   * The base content, when {@linkcode requiredBaseHash} asked for one:
+   * `bytes` is `undefined` when the store has no valid object for `hash`.
+   */
+  base?: { hash: string; bytes: Uint8Array | undefined };
+  /** Serve the baseline and re-anchor, ignoring trust. */
+  bypass?: boolean;
+  /** Tunables; defaults from {@linkcode DEFAULT_DECISION_CONFIG}. */
+  config?: Partial<DecisionConfig>;
+}
+
+/**
+ * Why the decision came out as it did (diagnostics; not part of the wire format).
+ *
+ * @example
+ * ```ts
+ * import type { DecisionReason } from "@readcache/core";
+ * const r: DecisionReason = "no_base";
+ * ```
+ */
+export type DecisionReason =
+  | "sensitive_path"
+  | "not_utf8"
+  | "binary"
+  | "nothing_shown"
+  | "bypass"
+  | "no_base"
+  | "hash_match"
+  | "base_missing"
+  | "range_slice_unchanged"
+  | "range_slice_changed"
+  | "diff_too_large_file"
+  | "diff_not_useful"
+  | "diff_payload_truncated"
+  | "diff_emitted";
+
+/**
+ * What the model gets, and what the shell must do next.
+ *
+ * @example
+ * ```ts
+ * import type { ReadDecision } from "@readcache/core";
+ * const d: ReadDecision = { mode: null, text: "x", details: {}, reason: "binary" };
+ * ```
+ */
+export interface ReadDecision {
+  /** How the read is served; `null` for the plain read without readcache metadata. */
+  mode: ReadMode | null;
+  /** The exact output text. */
+  text: string;
+  /** Tool-result details: pi's `truncation` when pi would set it, and `readcache` metadata. */
+  details: { truncation?: TruncationResult; readcache?: ReadCacheMetaV1 };
+  /** Content the shell persists in the object store (absent when nothing may be stored). */
+  store?: { hash: string; bytes: Uint8Array };
+  /** Diagnostics. */
+  reason: DecisionReason;
+}
+
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const LOSSY_UTF8 = new TextDecoder("utf-8", { ignoreBOM: true });
+const encoder = new TextEncoder();
+
+function decodeStrict(bytes: Uint8Array): string | undefined {
+  try {
+    return STRICT_UTF8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+function plain(input: DecisionInput, text: string, reason: DecisionReason): ReadDecision {
+  const b = renderBaselineRead({
+    text,
+    displayPath: input.displayPath,
+    offset: input.offset,
+    limit: input.limit,
+  });
+  return {
+    mode: null,
+    text: b.text,
+    details: b.truncation ? { truncation: b.truncation } : {},
+    reason,
+  };
+}
+
+interface Prepared {
+  text: string;
+  hash: string;
+  totalLines: number;
+  start: number;
+  end: number;
+  scope: ScopeKey;
+  baseline: ReturnType<typeof renderBaselineRead>;
+}
+
+type Preparation = { kind: "plain"; decision: ReadDecision } | { kind: "ok"; p: Prepared };
+
+function prepare(input: DecisionInput, cfg: DecisionConfig): Preparation {
+  if (
+    isSensitivePath(input.pathKey, cfg.sensitivePatterns) ||
+    isSensitivePath(input.displayPath, cfg.sensitivePatterns)
+  ) {
+    return {
+      kind: "plain",
+      decision: plain(input, LOSSY_UTF8.decode(input.bytes), "sensitive_path"),
+    };
+  }
+  const text = decodeStrict(input.bytes);
+  if (text === undefined) {
+    return { kind: "plain", decision: plain(input, LOSSY_UTF8.decode(input.bytes), "not_utf8") };
+  }
+  if (text.includes("\0")) return { kind: "plain", decision: plain(input, text, "binary") };
+  const totalLines = countLines(text);
+  normalizeRange(input.offset, input.limit, totalLines); // validates; throws pi's offset error
+  const baseline = renderBaselineRead({
+    text,
+    displayPath: input.displayPath,
+    offset: input.offset,
+    limit: input.limit,
+  });
+  if (baseline.shownEnd < baseline.shownStart) {
+    return { kind: "plain", decision: plain(input, text, "nothing_shown") };
+  }
+  const start = baseline.shownStart;
+  const end = baseline.shownEnd;
+  return {
+    kind: "ok",
+    p: {
+      text,
+      hash: sha256Hex(input.bytes),
+      totalLines,
+      start,
+      end,
+      scope: scopeKeyFor(start, end, totalLines),
+      baseline,
+    },
+  };
+}
+
+/**
+ * The base hash the decision needs content for, or `undefined` when it needs
+ * none (no base, base equals the current content, bypass, or an ineligible
+ * file). The shell looks it up in the object store and passes the result as
+ * `input.base`.
+ *
+ * @example
+ * ```ts
+ * import { requiredBaseHash } from "@readcache/core";
+ * requiredBaseHash({ displayPath: "a", pathKey: "/a", bytes: new Uint8Array(), trust: undefined }); // undefined
+ * ```
+ */
+export function requiredBaseHash(input: DecisionInput): string | undefined {
+  if (input.bypass) return undefined;
+  const cfg = { ...DEFAULT_DECISION_CONFIG, ...input.config };
+  let prep: Preparation;
+  try {
+    prep = prepare(input, cfg);
+  } catch {
+    return undefined;
+  }
+  if (prep.kind === "plain") return undefined;
+  const base = selectBase(input.trust, prep.p.scope);
+  return base && base.hash !== prep.p.hash ? base.hash : undefined;
+}
+
+function lineSlice(text: string, start: number, end: number): string[] | undefined {
+  const lines = text.split("\n");
+  return end <= lines.length ? lines.slice(start - 1, end) : undefined;
+}
+
+/**
+ * Decides how to serve a read (seed 003 §8 precedence). Throws
+ * `OffsetBeyondEndError` / `RangeSyntaxError` for bad ranges, like pi's read.
+ *
+ * @example
+ * ```ts
+ * import { decideRead } from "@readcache/core";
+ * const bytes = new TextEncoder().encode("one\ntwo");
+ * const first = decideRead({ displayPath: "a.txt", pathKey: "/w/a.txt", bytes, trust: undefined });
+ * first.mode; // "full"
+ * const again = decideRead({ displayPath: "a.txt", pathKey: "/w/a.txt", bytes,
+ *   trust: { full: { hash: first.details.readcache!.servedHash, seq: 1 }, ranges: {} } });
+ * again.text; // "[readcache: unchanged, 2 lines]"
+ * ```
+ */
+export function decideRead(input: DecisionInput): ReadDecision {
+  const cfg: DecisionConfig = { ...DEFAULT_DECISION_CONFIG, ...input.config };
+  const prep = prepare(input, cfg);
+  if (prep.kind === "plain") return prep.decision;
+  const p = prep.p;
+
+  const serve = (
+    mode: ReadMode,
+    text: string,
+    reason: DecisionReason,
+    baseHash: string | undefined,
+    truncation: TruncationResult | undefined,
+  ): ReadDecision => {
+    const meta: ReadCacheMetaV1 = {
+      v: 1,
+      pathKey: input.pathKey,
+      scopeKey: p.scope,
+      servedHash: p.hash,
+      mode,
+      totalLines: p.totalLines,
+      rangeStart: p.start,
+      rangeEnd: p.end,
+      bytes: encoder.encode(text).length,
+    };
+    if (baseHash !== undefined) meta.baseHash = baseHash;
+    const details: ReadDecision["details"] = truncation ? { truncation, readcache: meta } : {
+      readcache: meta,
+    };
+    return { mode, text, details, store: { hash: p.hash, bytes: input.bytes }, reason };
+  };
+  const baseline = (mode: ReadMode, reason: DecisionReason, baseHash?: string) =>
+    serve(mode, p.baseline.text, reason, baseHash, p.baseline.truncation);
+
+  if (input.bypass) return baseline("full", "bypass");
+  const base = selectBase(input.trust, p.scope);
+  if (!base) return baseline("full", "no_base");
+  if (base.hash === p.hash) {
+    return p.scope === FULL_SCOPE
+      ? serve("unchanged", unchangedMarker(p.totalLines), "hash_match", base.hash, undefined)
+      : serve(
+        "unchanged_range",
+        unchangedRangeMarker(p.start, p.end, p.totalLines),
+        "hash_match",
+        base.hash,
+        undefined,
+      );
+  }
+  const baseText = input.base?.hash === base.hash && input.base.bytes
+    ? (sha256Hex(input.base.bytes) === base.hash ? decodeStrict(input.base.bytes) : undefined)
+    : undefined;
+  if (baseText === undefined) return baseline("baseline_fallback", "base_missing", base.hash);
+
+  if (p.scope !== FULL_SCOPE) {
+    const before = lineSlice(baseText, p.start, p.end);
+    const now = lineSlice(p.text, p.start, p.end);
+    if (before && now && before.join("\n") === now.join("\n")) {
+      return serve(
+        "unchanged_range",
+        unchangedRangeElsewhereMarker(p.start, p.end),
+        "range_slice_unchanged",
+        base.hash,
+        undefined,
+      );
+    }
+    return baseline("baseline_fallback", "range_slice_changed", base.hash);
+  }
+
+  const baseBytes = input.base!.bytes!.length;
+  if (
+    input.bytes.length > cfg.maxDiffFileBytes || baseBytes > cfg.maxDiffFileBytes ||
+    p.totalLines > cfg.maxDiffFileLines || countLines(baseText) > cfg.maxDiffFileLines
+  ) {
+    return baseline("baseline_fallback", "diff_too_large_file", base.hash);
+  }
+  const diff = unifiedDiff(baseText, p.text, input.displayPath);
+  const payload = `${diffHeader(diff.changedLines, p.totalLines)}\n${diff.text}`;
+  const payloadBytes = encoder.encode(payload).length;
+  const payloadLines = countLines(payload);
+  if (
+    diff.hunks === 0 ||
+    payloadBytes >= cfg.maxDiffBytesRatio * input.bytes.length ||
+    payloadLines > cfg.maxDiffLinesRatio * p.totalLines
+  ) {
+    return baseline("baseline_fallback", "diff_not_useful", base.hash);
+  }
+  const t = truncateHead(payload);
+  if (t.truncated || payloadLines > DEFAULT_MAX_LINES || payloadBytes > DEFAULT_MAX_BYTES) {
+    return baseline("baseline_fallback", "diff_payload_truncated", base.hash);
+  }
+  return serve("diff", payload, "diff_emitted", base.hash, undefined);
+}

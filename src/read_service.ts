@@ -1,0 +1,132 @@
+/**
+ * The thin shell around the pure decision: resolve the request, read the file
+ * once, sync the branch knowledge, look up the base, decide, persist. Shared by
+ * the session simulator and the pi adapter.
+ *
+ * @module
+ */
+import { existsSync, readFileSync, realpathSync } from "node:fs";
+import {
+  decideRead,
+  type DecisionConfig,
+  type ReadDecision,
+  requiredBaseHash,
+} from "./decision.ts";
+import type { BranchKnowledge } from "./knowledge.ts";
+import type { ObjectStore } from "./object_store.ts";
+import { canonicalPathKey } from "./path_key.ts";
+import { type ReadRequest, type ReadTarget, resolveReadTarget } from "./range.ts";
+
+/**
+ * What {@linkcode serveRead} needs from its host.
+ *
+ * @example
+ * ```ts ignore
+ * const deps: ReadServiceDeps = { cwd: "/w", home: "/home/me", store };
+ * ```
+ */
+export interface ReadServiceDeps {
+  /** Working directory. */
+  cwd: string;
+  /** Home directory for `~`. */
+  home: string;
+  /** Object store for diff bases. */
+  store: ObjectStore;
+  /** Decision tunables. */
+  config?: Partial<DecisionConfig>;
+}
+
+/**
+ * A served read: the decision plus what was resolved on the way.
+ *
+ * @example
+ * ```ts ignore
+ * const served: ServedRead = await serveRead({ path: "a.ts" }, knowledge, deps);
+ * ```
+ */
+export interface ServedRead {
+  /** The resolved request. */
+  target: ReadTarget;
+  /** Canonical identity of the file. */
+  pathKey: string;
+  /** Set when the file is an image: the host's own read tool must serve it. */
+  imageMimeType?: string;
+  /** The decision (for images: a plain placeholder decision). */
+  decision: ReadDecision;
+}
+
+/** Detects the image types pi's read tool attaches (by magic bytes). */
+export function detectImageMimeType(bytes: Uint8Array): string | undefined {
+  const starts = (...sig: number[]) => sig.every((b, i) => bytes[i] === b);
+  if (starts(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return "image/png";
+  if (starts(0xff, 0xd8, 0xff)) return "image/jpeg";
+  if (starts(0x47, 0x49, 0x46, 0x38)) return "image/gif";
+  if (
+    starts(0x52, 0x49, 0x46, 0x46) && bytes[8] === 0x57 && bytes[9] === 0x45 &&
+    bytes[10] === 0x42 && bytes[11] === 0x50
+  ) {
+    return "image/webp";
+  }
+  return undefined;
+}
+
+function realpathOrUndefined(p: string): string | undefined {
+  try {
+    return realpathSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Serves one read: resolution, one read of the bytes, knowledge lookup, base
+ * lookup in the store, the pure decision, then persisting the served content
+ * (a store write failure does not fail the read). The caller records the
+ * result (persist it in the session or add it to the in-flight overlay).
+ * Errors for missing files and bad ranges propagate, like pi's read.
+ *
+ * @example
+ * ```ts ignore
+ * const { decision } = await serveRead({ path: "src/a.ts" }, knowledge, deps);
+ * ```
+ */
+export async function serveRead(
+  req: ReadRequest & { bypass?: boolean },
+  knowledge: BranchKnowledge,
+  deps: ReadServiceDeps,
+): Promise<ServedRead> {
+  const env = { cwd: deps.cwd, home: deps.home, exists: (p: string) => existsSync(p) };
+  const target = resolveReadTarget(req, env);
+  const bytes = new Uint8Array(readFileSync(target.resolvedPath));
+  const pathKey = canonicalPathKey(target.resolvedPath, realpathOrUndefined);
+  const image = detectImageMimeType(bytes);
+  if (image) {
+    return {
+      target,
+      pathKey,
+      imageMimeType: image,
+      decision: { mode: null, text: `Read image file [${image}]`, details: {}, reason: "binary" },
+    };
+  }
+  const input = {
+    displayPath: target.displayPath,
+    pathKey,
+    offset: target.offset,
+    limit: target.limit,
+    bytes,
+    trust: knowledge.pathTrust(pathKey),
+    bypass: req.bypass === true,
+    config: deps.config,
+  };
+  const need = requiredBaseHash(input);
+  const base = need === undefined ? undefined : { hash: need, bytes: await deps.store.get(need) };
+  const decision = decideRead(base ? { ...input, base } : input);
+  if (decision.store) {
+    try {
+      await deps.store.put(decision.store.hash, decision.store.bytes);
+    } catch {
+      // supporting data only: a later diff against it falls back to the baseline
+    }
+  }
+  return { target, pathKey, decision };
+}
