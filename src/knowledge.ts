@@ -30,7 +30,8 @@ export interface InFlightRead {
  * with the current branch before every decision. The overlay is anchored at
  * the leaf it was recorded on: it survives while the branch extends that leaf
  * (reads that appear in the branch leave it) and is dropped when the leaf moves
- * anywhere else. Overlay events get sequence numbers after every replayed one,
+ * anywhere else (any move that is not a pure extension of the synced branch)
+ * or a compaction is appended. Overlay events get sequence numbers after every replayed one,
  * so they are always fresher, and go through the same guarded transitions.
  *
  * @example
@@ -51,11 +52,15 @@ export class BranchKnowledge {
 
   /** Brings the replay to `branch` and reconciles the overlay. */
   sync(branch: readonly ReplayEntry[]): void {
+    const before = this.#cursor.consumed;
     this.#cursor.advance(branch);
     if (this.#overlay.length === 0) return;
-    const anchorOk = this.#anchorIndex === -1
-      ? this.#anchorLeafId === null
-      : branch[this.#anchorIndex]?.id === this.#anchorLeafId;
+    const moved = this.#cursor.lastAdvance === "replayed" ||
+      branch.slice(before).some((e) => e.kind === "compaction");
+    const anchorOk = !moved &&
+      (this.#anchorIndex === -1
+        ? this.#anchorLeafId === null
+        : branch[this.#anchorIndex]?.id === this.#anchorLeafId);
     if (!anchorOk) {
       this.clearOverlay();
       return;

@@ -12,6 +12,7 @@ import {
   PathFileSchema,
   RangeFileSchema,
   ReplayFileSchema,
+  ScenarioSchema,
   TrustFileSchema,
 } from "./vector_schema.ts";
 
@@ -37,6 +38,11 @@ export function generateJsonSchemas(): Record<string, unknown> {
       title: `@readcache/core ${layer} vectors`,
     };
   }
+  out["scenario.schema.json"] = {
+    ...z.toJSONSchema(ScenarioSchema, { io: "input" }),
+    $id: "https://jsr.io/@readcache/core/vectors/schema/scenario.schema.json",
+    title: "@readcache/core scenario vector",
+  };
   return out;
 }
 

@@ -173,3 +173,71 @@ export type ReplayCase = z.infer<typeof ReplayCaseSchema>;
 
 /** Every mode name, for scenario expectations. */
 export const ModeSchema = z.enum(READ_MODES);
+
+const lineArg = z.number();
+const fileContent = z.union([z.string(), z.strictObject({ base64: z.string() })]);
+
+/** What a `read` step expects. */
+export const ReadExpectSchema = z.strictObject({
+  mode: ModeSchema.nullable().optional().describe(
+    "the mode, or null for the plain read without readcache metadata; omit only with error",
+  ),
+  text: z.string().optional().describe("exact output text"),
+  textIncludes: z.array(z.string()).optional(),
+  scope: z.string().optional().describe("scope key recorded in the metadata"),
+  error: z.string().optional().describe("substring of the error message"),
+});
+
+/** One scenario step. */
+export const ScenarioStepSchema = z.discriminatedUnion("op", [
+  z.strictObject({
+    op: z.literal("read"),
+    path: z.string(),
+    offset: lineArg.optional(),
+    limit: lineArg.optional(),
+    persist: z.boolean().optional().describe(
+      "false: served in the current turn, not yet persisted (in-flight overlay)",
+    ),
+    bypass: z.boolean().optional().describe("bypass_cache: serve the baseline and re-anchor"),
+    expect: ReadExpectSchema,
+  }),
+  z.strictObject({ op: z.literal("write"), path: z.string(), content: fileContent }),
+  z.strictObject({ op: z.literal("remove"), path: z.string() }),
+  z.strictObject({ op: z.literal("message") }),
+  z.strictObject({ op: z.literal("label"), name: z.string() }),
+  z.strictObject({ op: z.literal("navigate"), to: z.string() }),
+  z.strictObject({ op: z.literal("compact"), firstKept: z.string().optional() }),
+  z.strictObject({ op: z.literal("fork") }),
+  z.strictObject({ op: z.literal("restart") }),
+  z.strictObject({
+    op: z.literal("invalidate"),
+    path: z.string(),
+    offset: lineArg.optional(),
+    limit: lineArg.optional(),
+  }),
+  z.strictObject({
+    op: z.literal("storeFault"),
+    path: z.string(),
+    fault: z.enum(["delete", "corrupt"]),
+  }),
+]);
+
+/** Layer 3: a whole session scenario. */
+export const ScenarioSchema = z.strictObject({
+  $schema: z.string().optional(),
+  ...common,
+  config: z.strictObject({
+    maxDiffFileBytes: z.number().positive().optional(),
+    maxDiffFileLines: z.number().positive().optional(),
+    maxDiffBytesRatio: z.number().positive().optional(),
+    maxDiffLinesRatio: z.number().positive().optional(),
+    sensitivePatterns: z.array(z.string()).optional(),
+  }).optional(),
+  files: z.record(z.string(), fileContent).describe("relative to a fresh temporary cwd"),
+  steps: z.array(ScenarioStepSchema).min(1),
+});
+
+/** A scenario vector. */
+export type Scenario = z.infer<typeof ScenarioSchema>;
+/** A scenario step. */
+export type ScenarioStep = z.infer<typeof ScenarioStepSchema>;

@@ -1,0 +1,198 @@
+/**
+ * A session simulator for scenario vectors: a tree of entries with a leaf
+ * pointer, modelling what pi does (reads append tool results, `/tree` moves
+ * the leaf, compaction appends a barrier, forks copy the branch into a new
+ * session, restarts drop in-memory state), driving the real read service over
+ * real files in a temporary cwd and the on-disk object store.
+ *
+ * @module
+ */
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { FsObjectStore } from "./adapters/fs_object_store.ts";
+import type { DecisionConfig } from "./decision.ts";
+import { BranchKnowledge } from "./knowledge.ts";
+import { canonicalPathKey } from "./path_key.ts";
+import { countLines, normalizeRange, resolveReadTarget } from "./range.ts";
+import { serveRead } from "./read_service.ts";
+import { activeBranch, type ReplayEntry } from "./replay.ts";
+import { FULL_SCOPE, type ScopeKey } from "./scope.ts";
+import type { Scenario, ScenarioStep } from "./vector_schema.ts";
+
+/** One result line of the port contract. */
+export type StepResult =
+  | { step: number; mode: string | null; text: string; scope?: string }
+  | { step: number; error: string };
+
+/** What a port prints for a scenario vector. */
+export interface ScenarioOutput {
+  /** Vector id. */
+  id: string;
+  /** One result per `read` step, in order. */
+  results: StepResult[];
+}
+
+type EntryBody = ReplayEntry extends infer E
+  ? E extends ReplayEntry ? Omit<E, "id" | "parentId"> : never
+  : never;
+
+interface Session {
+  entries: ReplayEntry[];
+  leaf: string | null;
+  knowledge: BranchKnowledge;
+}
+
+function contentBytes(c: string | { base64: string }): Uint8Array {
+  if (typeof c === "string") return new TextEncoder().encode(c);
+  return Uint8Array.from(atob(c.base64), (ch) => ch.charCodeAt(0));
+}
+
+function realpathOrUndefined(p: string): string | undefined {
+  try {
+    return realpathSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs one scenario vector in `cwd` (an empty directory) and returns the port
+ * output. `home` is used for `~`.
+ */
+export async function runScenario(
+  vector: Scenario,
+  cwd: string,
+  home: string,
+): Promise<ScenarioOutput> {
+  const store = FsObjectStore.forCwd(cwd);
+  const config: Partial<DecisionConfig> = { ...vector.config };
+  const write = (rel: string, c: string | { base64: string }) => {
+    const p = join(cwd, rel);
+    mkdirSync(dirname(p), { recursive: true });
+    writeFileSync(p, contentBytes(c));
+  };
+  for (const [rel, c] of Object.entries(vector.files)) write(rel, c);
+
+  let counter = 0;
+  const nextId = () => `e${++counter}`;
+  let session: Session = { entries: [], leaf: null, knowledge: new BranchKnowledge() };
+  const labels = new Map<string, string>();
+  const lastServed = new Map<string, string>();
+  const results: StepResult[] = [];
+  const env = { cwd, home, exists: (p: string) => existsSync(p) };
+
+  const append = (e: EntryBody): string => {
+    const id = nextId();
+    session.entries.push({ ...e, id, parentId: session.leaf } as ReplayEntry);
+    session.leaf = id;
+    return id;
+  };
+  const branch = () => activeBranch(session.entries, session.leaf);
+
+  const run = async (step: ScenarioStep, index: number): Promise<void> => {
+    switch (step.op) {
+      case "read": {
+        try {
+          session.knowledge.sync(branch());
+          const served = await serveRead(
+            { path: step.path, offset: step.offset, limit: step.limit, bypass: step.bypass },
+            session.knowledge,
+            { cwd, home, store, config },
+          );
+          const d = served.decision;
+          const meta = d.details.readcache;
+          const callId = `call-${index}`;
+          if (meta) lastServed.set(meta.pathKey, meta.servedHash);
+          if (step.persist === false) {
+            if (meta) session.knowledge.recordServed({ meta, callId });
+          } else if (meta) {
+            append({ kind: "read", meta, callId });
+          } else {
+            append({ kind: "other" });
+          }
+          const r: StepResult = { step: index, mode: d.mode, text: d.text };
+          if (meta) r.scope = meta.scopeKey;
+          results.push(r);
+        } catch (e) {
+          if (step.persist !== false) append({ kind: "other" });
+          results.push({ step: index, error: e instanceof Error ? e.message : String(e) });
+        }
+        return;
+      }
+      case "write":
+        write(step.path, step.content);
+        return;
+      case "remove":
+        rmSync(join(cwd, step.path), { force: true });
+        return;
+      case "message":
+        append({ kind: "other" });
+        return;
+      case "label":
+        if (session.leaf === null) throw new Error(`step ${index}: nothing to label yet`);
+        labels.set(step.name, session.leaf);
+        return;
+      case "navigate": {
+        const to = labels.get(step.to);
+        if (to === undefined || !session.entries.some((e) => e.id === to)) {
+          throw new Error(`step ${index}: no label '${step.to}' in this session`);
+        }
+        session.leaf = to;
+        // what pi's session_tree event does; see SPEC §6.3
+        session.knowledge.clearOverlay();
+        return;
+      }
+      case "compact": {
+        const kept = step.firstKept === undefined ? undefined : labels.get(step.firstKept);
+        append(
+          kept === undefined
+            ? { kind: "compaction" }
+            : { kind: "compaction", firstKeptEntryId: kept },
+        );
+        return;
+      }
+      case "fork":
+        session = {
+          entries: branch().map((e) => ({ ...e })),
+          leaf: session.leaf,
+          knowledge: new BranchKnowledge(),
+        };
+        return;
+      case "restart":
+        session.knowledge = new BranchKnowledge();
+        return;
+      case "invalidate": {
+        const t = resolveReadTarget(
+          { path: step.path, offset: step.offset, limit: step.limit },
+          env,
+        );
+        const pathKey = canonicalPathKey(t.resolvedPath, realpathOrUndefined);
+        let scopeKey: ScopeKey = FULL_SCOPE;
+        if (t.offset !== undefined || t.limit !== undefined) {
+          const total = countLines(readFileSync(t.resolvedPath, "utf8"));
+          scopeKey = normalizeRange(t.offset, t.limit, total).scopeKey;
+        }
+        append({
+          kind: "invalidate",
+          data: { v: 1, kind: "invalidate", pathKey, scopeKey, at: 1_700_000_000_000 + index },
+        });
+        session.knowledge.clearOverlay();
+        return;
+      }
+      case "storeFault": {
+        const t = resolveReadTarget({ path: step.path }, env);
+        const hash = lastServed.get(canonicalPathKey(t.resolvedPath, realpathOrUndefined));
+        if (hash === undefined) {
+          throw new Error(`step ${index}: nothing served yet for ${step.path}`);
+        }
+        const p = store.objectPath(hash);
+        if (step.fault === "delete") rmSync(p, { force: true });
+        else writeFileSync(p, "corrupted by storeFault\n");
+        return;
+      }
+    }
+  };
+
+  for (let i = 0; i < vector.steps.length; i++) await run(vector.steps[i], i);
+  return { id: vector.id, results };
+}

@@ -1,0 +1,32 @@
+// Runs every scenario vector through the reference session simulator.
+import assert from "node:assert/strict";
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { compareScenario } from "../src/scenario_compare.ts";
+import { runScenario } from "../src/session_simulator.ts";
+import { ScenarioSchema } from "../src/vector_schema.ts";
+
+const dir = fileURLToPath(new URL("../vectors/scenario/", import.meta.url));
+const files = readdirSync(dir).filter((f) => f.endsWith(".json")).sort();
+
+for (const f of files) {
+  const raw = JSON.parse(readFileSync(join(dir, f), "utf8"));
+  const parsed = ScenarioSchema.safeParse(raw);
+  Deno.test(`[scenario] ${raw.id ?? f}: ${raw.title ?? ""}`, async () => {
+    assert.ok(parsed.success, `${f} does not validate: ${parsed.error?.message}`);
+    assert.equal(`${parsed.data!.id}.json`, f, "file name must be <id>.json");
+    const cwd = realpathSync(mkdtempSync(join(tmpdir(), "readcache-scn-")));
+    try {
+      const out = await runScenario(parsed.data!, cwd, homedir());
+      const verdict = compareScenario(parsed.data!, out);
+      assert.deepEqual(verdict.problems, []);
+      assert.deepEqual(verdict.alternativeDiffs, [], "the reference must produce the exact diff");
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  });
+}
+
+Deno.test("scenario corpus is not empty", () => assert.ok(files.length >= 30));
