@@ -44,6 +44,8 @@ export class ReadCacheError extends Error {
   readonly code: ReadCacheErrorCode;
 
   /**
+   * Creates an error with a stable code.
+   *
    * @param code stable error code
    * @param message human-readable message naming the bad value and the fix
    */
@@ -65,7 +67,11 @@ export class ReadCacheError extends Error {
  * ```
  */
 export class RangeSyntaxError extends ReadCacheError {
-  /** @param message what was wrong and the accepted forms */
+  /**
+   * Creates an `INVALID_RANGE` error.
+   *
+   * @param message what was wrong and the accepted forms
+   */
   constructor(message: string) {
     super("INVALID_RANGE", message);
     this.name = "RangeSyntaxError";
@@ -90,6 +96,8 @@ export class OffsetBeyondEndError extends ReadCacheError {
   readonly totalLines: number;
 
   /**
+   * Creates an `OFFSET_BEYOND_END` error with pi's message.
+   *
    * @param offset requested 1-based start line
    * @param totalLines lines in the file
    */

@@ -109,13 +109,8 @@ const positiveInt = z.number().int().positive();
  * derived modes (`unchanged`, `unchanged_range`, `diff`) need a non-empty
  * `baseHash`.
  *
- * @example
- * ```ts
- * import { ReadCacheMetaV1Schema } from "@readcache/core";
- * ReadCacheMetaV1Schema.safeParse({ v: 1 }).success; // false
- * ```
  */
-export const ReadCacheMetaV1Schema: z.ZodType<ReadCacheMetaV1, unknown> = z.looseObject({
+const ReadCacheMetaV1Schema: z.ZodType<ReadCacheMetaV1, unknown> = z.looseObject({
   v: z.literal(1),
   pathKey: z.string().min(1),
   scopeKey: scopeKeySchema,
@@ -152,13 +147,8 @@ export const ReadCacheMetaV1Schema: z.ZodType<ReadCacheMetaV1, unknown> = z.loos
 /**
  * Zod schema of {@linkcode ReadCacheInvalidationV1}. Extra fields are tolerated.
  *
- * @example
- * ```ts
- * import { ReadCacheInvalidationV1Schema } from "@readcache/core";
- * ReadCacheInvalidationV1Schema.safeParse({ v: 1, kind: "invalidate" }).success; // false
- * ```
  */
-export const ReadCacheInvalidationV1Schema: z.ZodType<ReadCacheInvalidationV1, unknown> = z
+const ReadCacheInvalidationV1Schema: z.ZodType<ReadCacheInvalidationV1, unknown> = z
   .looseObject({
     v: z.literal(1),
     kind: z.literal("invalidate"),

@@ -30,3 +30,25 @@ for (const f of files) {
 }
 
 Deno.test("scenario corpus is not empty", () => assert.ok(files.length >= 30));
+
+Deno.test("a port's different but correct diff is accepted and reported separately; a wrong one fails", async () => {
+  const raw = JSON.parse(readFileSync(join(dir, "core-changed-full-diff.json"), "utf8"));
+  const v = ScenarioSchema.parse(raw);
+  const cwd = realpathSync(mkdtempSync(join(tmpdir(), "readcache-alt-")));
+  try {
+    const out = await runScenario(v, cwd, homedir());
+    const i = out.results.findIndex((r) => "mode" in r && r.mode === "diff");
+    const ref = out.results[i] as { step: number; mode: string; text: string };
+    // same change expressed with one line of context instead of three
+    const lines = ref.text.split("\n");
+    const alt = [lines[0], lines[1], lines[2], "@@ -9,3 +9,3 @@", ...lines.slice(6, 10)].join("\n");
+    out.results[i] = { ...ref, text: alt };
+    const ok = compareScenario(v, out);
+    assert.deepEqual(ok.problems, []);
+    assert.deepEqual(ok.alternativeDiffs, [ref.step]);
+    out.results[i] = { ...ref, text: alt.replace("+line ten was edited", "+line ten was mangled") };
+    assert.equal(compareScenario(v, out).problems.length, 1);
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+});
