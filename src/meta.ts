@@ -108,7 +108,6 @@ const positiveInt = z.number().int().positive();
  * Zod schema of {@linkcode ReadCacheMetaV1}. Extra fields are tolerated;
  * derived modes (`unchanged`, `unchanged_range`, `diff`) need a non-empty
  * `baseHash`.
- *
  */
 const ReadCacheMetaV1Schema: z.ZodType<ReadCacheMetaV1, unknown> = z.looseObject({
   v: z.literal(1),
@@ -146,7 +145,6 @@ const ReadCacheMetaV1Schema: z.ZodType<ReadCacheMetaV1, unknown> = z.looseObject
 
 /**
  * Zod schema of {@linkcode ReadCacheInvalidationV1}. Extra fields are tolerated.
- *
  */
 const ReadCacheInvalidationV1Schema: z.ZodType<ReadCacheInvalidationV1, unknown> = z
   .looseObject({
