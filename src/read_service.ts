@@ -70,7 +70,17 @@ export function detectImageMimeType(bytes: Uint8Array): string | undefined {
   return undefined;
 }
 
-function realpathOrUndefined(p: string): string | undefined {
+/**
+ * The realpath of `p`, or `undefined` when it does not exist or cannot be
+ * resolved (the injected `realpath` of `canonicalPathKey` on a real disk).
+ *
+ * @example
+ * ```ts
+ * import { realpathOrUndefined } from "@readcache/core";
+ * realpathOrUndefined("/definitely/not/here"); // undefined
+ * ```
+ */
+export function realpathOrUndefined(p: string): string | undefined {
   try {
     return realpathSync(p);
   } catch {

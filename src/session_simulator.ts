@@ -7,14 +7,14 @@
  *
  * @module
  */
-import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { FsObjectStore } from "./adapters/fs_object_store.ts";
 import type { DecisionConfig } from "./decision.ts";
 import { BranchKnowledge } from "./knowledge.ts";
 import { canonicalPathKey } from "./path_key.ts";
 import { countLines, normalizeRange, resolveReadTarget } from "./range.ts";
-import { serveRead } from "./read_service.ts";
+import { realpathOrUndefined, serveRead } from "./read_service.ts";
 import { activeBranch, type ReplayEntry } from "./replay.ts";
 import { FULL_SCOPE, type ScopeKey } from "./scope.ts";
 import type { Scenario, ScenarioStep } from "./vector_schema.ts";
@@ -45,14 +45,6 @@ interface Session {
 function contentBytes(c: string | { base64: string }): Uint8Array {
   if (typeof c === "string") return new TextEncoder().encode(c);
   return Uint8Array.from(atob(c.base64), (ch) => ch.charCodeAt(0));
-}
-
-function realpathOrUndefined(p: string): string | undefined {
-  try {
-    return realpathSync(p);
-  } catch {
-    return undefined;
-  }
 }
 
 /**
