@@ -19,12 +19,7 @@ import { countLines, normalizeRange } from "./range.ts";
 import { FULL_SCOPE, type ScopeKey, scopeKeyFor } from "./scope.ts";
 import { DEFAULT_SENSITIVE_PATTERNS, isSensitivePath } from "./sensitive.ts";
 import { type PathTrust, selectBase } from "./trust.ts";
-import {
-  DEFAULT_MAX_BYTES,
-  DEFAULT_MAX_LINES,
-  truncateHead,
-  type TruncationResult,
-} from "./truncate.ts";
+import { truncateHead, type TruncationResult } from "./truncate.ts";
 
 /**
  * Tunables of the decision. Every field has a default.
@@ -351,8 +346,7 @@ export function decideRead(input: DecisionInput): ReadDecision {
   ) {
     return baseline("baseline_fallback", "diff_not_useful", base.hash);
   }
-  const t = truncateHead(payload);
-  if (t.truncated || payloadLines > DEFAULT_MAX_LINES || payloadBytes > DEFAULT_MAX_BYTES) {
+  if (truncateHead(payload).truncated) {
     return baseline("baseline_fallback", "diff_payload_truncated", base.hash);
   }
   return serve("diff", payload, "diff_emitted", base.hash, undefined);

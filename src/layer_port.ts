@@ -12,7 +12,7 @@ import { canonicalPathKey } from "./path_key.ts";
 import type { PathEnv } from "./path.ts";
 import { resolveReadPath } from "./path.ts";
 import { normalizeRange, resolveReadTarget } from "./range.ts";
-import { activeBranch, findReplayBoundary, type ReplayEntry } from "./replay.ts";
+import { activeBranch, type ReplayEntry } from "./replay.ts";
 import { parseScopeKey, type ScopeKey } from "./scope.ts";
 import {
   type PathTrust,
@@ -130,10 +130,9 @@ function runReplay(c: ReplayCase): Record<string, unknown> {
     const t = k.pathTrust(p);
     if (t) trust[p] = t;
   }
-  const boundary = findReplayBoundary(branch);
   return {
-    startIndex: boundary.startIndex,
-    compactionId: boundary.compactionId,
+    startIndex: snap.boundary.startIndex,
+    compactionId: snap.boundary.compactionId,
     seq: snap.seq,
     windowSize: snap.windowSize,
     trust: trust as TrustState,
