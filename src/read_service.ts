@@ -15,7 +15,9 @@ import {
 import type { BranchKnowledge } from "./knowledge.ts";
 import type { ObjectStore } from "./object_store.ts";
 import { canonicalPathKey } from "./path_key.ts";
-import { type ReadRequest, type ReadTarget, resolveReadTarget } from "./range.ts";
+import type { ReadCacheInvalidationV1 } from "./meta.ts";
+import { countLines, type ReadRequest, type ReadTarget, resolveReadTarget } from "./range.ts";
+import { invalidationRecord, invalidationScope } from "./refresh.ts";
 
 /**
  * What {@linkcode serveRead} needs from its host.
@@ -139,4 +141,35 @@ export async function serveRead(
     }
   }
   return { target, pathKey, decision };
+}
+
+/**
+ * Resolves a refresh request (path plus optional range, as for a read) into
+ * the persistent invalidation record: same path resolution and shorthand as a
+ * read, canonical path key, and for a range the scope key a read of that range
+ * records (the file is read to count its lines). Reads only; writes nothing.
+ *
+ * @example
+ * ```ts ignore
+ * const inv = resolveInvalidation({ path: "a.txt", offset: 5, limit: 3 }, { cwd, home }, Date.now());
+ * // { v: 1, kind: "invalidate", pathKey: "/w/a.txt", scopeKey: "r:5:7", at: ... }
+ * ```
+ */
+export function resolveInvalidation(
+  req: ReadRequest,
+  deps: Pick<ReadServiceDeps, "cwd" | "home">,
+  at: number,
+): ReadCacheInvalidationV1 {
+  const env = { cwd: deps.cwd, home: deps.home, exists: (p: string) => existsSync(p) };
+  const target = resolveReadTarget(req, env);
+  const pathKey = canonicalPathKey(target.resolvedPath, realpathOrUndefined);
+  const ranged = target.offset !== undefined || target.limit !== undefined;
+  const total = ranged && existsSync(target.resolvedPath)
+    ? countLines(readFileSync(target.resolvedPath, "utf8"))
+    : undefined;
+  return invalidationRecord(
+    pathKey,
+    invalidationScope(target.offset, target.limit, total),
+    at,
+  );
 }

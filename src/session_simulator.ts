@@ -7,16 +7,15 @@
  *
  * @module
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { FsObjectStore } from "./adapters/fs_object_store.ts";
 import type { DecisionConfig } from "./decision.ts";
 import { BranchKnowledge } from "./knowledge.ts";
 import { canonicalPathKey } from "./path_key.ts";
-import { countLines, normalizeRange, resolveReadTarget } from "./range.ts";
-import { realpathOrUndefined, serveRead } from "./read_service.ts";
+import { resolveReadTarget } from "./range.ts";
+import { realpathOrUndefined, resolveInvalidation, serveRead } from "./read_service.ts";
 import { activeBranch, type ReplayEntry } from "./replay.ts";
-import { FULL_SCOPE, type ScopeKey } from "./scope.ts";
 import type { Scenario, ScenarioStep } from "./vector_schema.ts";
 
 /** One result line of the port contract. */
@@ -154,20 +153,12 @@ export async function runScenario(
         session.knowledge = new BranchKnowledge();
         return;
       case "invalidate": {
-        const t = resolveReadTarget(
+        const data = resolveInvalidation(
           { path: step.path, offset: step.offset, limit: step.limit },
-          env,
+          { cwd, home },
+          1_700_000_000_000 + index,
         );
-        const pathKey = canonicalPathKey(t.resolvedPath, realpathOrUndefined);
-        let scopeKey: ScopeKey = FULL_SCOPE;
-        if (t.offset !== undefined || t.limit !== undefined) {
-          const total = countLines(readFileSync(t.resolvedPath, "utf8"));
-          scopeKey = normalizeRange(t.offset, t.limit, total).scopeKey;
-        }
-        append({
-          kind: "invalidate",
-          data: { v: 1, kind: "invalidate", pathKey, scopeKey, at: 1_700_000_000_000 + index },
-        });
+        append({ kind: "invalidate", data });
         session.knowledge.clearOverlay();
         return;
       }
