@@ -1,0 +1,139 @@
+// A test host for the pi extension: implements the part of pi's ExtensionAPI
+// the extension uses around a REAL pi SessionManager, and runs tool calls the
+// way pi's agent loop does (assistant tool-call message, execute, tool result
+// message with content/details/isError). Shared by `deno task port:pi`, the
+// adapter parity test and the adapter unit tests.
+import { SessionManager } from "@mariozechner/pi-coding-agent";
+import type {
+  PiCacheEvent,
+  PiContextLike,
+  PiExtensionHost,
+  PiToolDefinition,
+  PiToolResult,
+} from "../src/adapters/pi.ts";
+
+/** What a tool call produced, as the model would see it. */
+export type ToolOutcome =
+  | { ok: true; result: PiToolResult; text: string }
+  | { ok: false; error: string };
+
+interface Command {
+  description?: string;
+  handler(args: string, ctx: PiContextLike): Promise<void>;
+}
+
+const USAGE = {
+  input: 0,
+  output: 0,
+  cacheRead: 0,
+  cacheWrite: 0,
+  totalTokens: 0,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+};
+
+export class FakePiHost implements PiExtensionHost {
+  readonly tools: Map<string, PiToolDefinition> = new Map();
+  readonly commands: Map<string, Command> = new Map();
+  readonly notifications: { message: string; type?: string }[] = [];
+  readonly #handlers: [PiCacheEvent, () => void][] = [];
+  #callCounter = 0;
+
+  constructor(public session: SessionManager, public cwd: string) {}
+
+  registerTool(tool: PiToolDefinition): void {
+    this.tools.set(tool.name, tool);
+  }
+
+  registerCommand(name: string, options: Command): void {
+    this.commands.set(name, options);
+  }
+
+  appendEntry(customType: string, data?: unknown): void {
+    this.session.appendCustomEntry(customType, data);
+  }
+
+  on(event: PiCacheEvent, handler: () => void): void {
+    this.#handlers.push([event, handler]);
+  }
+
+  /** Fires a pi event at the extension. */
+  emit(event: PiCacheEvent): void {
+    for (const [e, h] of this.#handlers) if (e === event) h();
+  }
+
+  /** The context pi passes to tools and commands. */
+  context(): PiContextLike {
+    return {
+      cwd: this.cwd,
+      sessionManager: this.session,
+      ui: { notify: (message, type) => void this.notifications.push({ message, type }) },
+    };
+  }
+
+  /** Appends a user message, as a prompt does. */
+  userMessage(text: string): string {
+    return this.session.appendMessage({
+      role: "user",
+      content: [{ type: "text", text }],
+      timestamp: Date.now(),
+    });
+  }
+
+  /**
+   * Runs one tool call like pi's agent loop: the assistant message with the
+   * call, then `execute`, then (when `persist`) the tool result message.
+   */
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    opts: { persist?: boolean; signal?: AbortSignal } = {},
+  ): Promise<ToolOutcome> {
+    const tool = this.tools.get(name);
+    if (!tool) throw new Error(`no tool ${name} registered`);
+    const toolCallId = `call_${++this.#callCounter}`;
+    this.session.appendMessage({
+      role: "assistant",
+      content: [{ type: "toolCall", id: toolCallId, name, arguments: args }],
+      api: "openai-completions",
+      provider: "mock",
+      model: "mock-model",
+      usage: USAGE,
+      stopReason: "toolUse",
+      timestamp: Date.now(),
+    });
+    let outcome: ToolOutcome;
+    try {
+      const result = await tool.execute(toolCallId, args, opts.signal, undefined, this.context());
+      const text = result.content.map((c) => c.type === "text" ? c.text : "").join("");
+      outcome = { ok: true, result, text };
+    } catch (e) {
+      outcome = { ok: false, error: e instanceof Error ? e.message : String(e) };
+    }
+    if (opts.persist !== false) {
+      this.session.appendMessage({
+        role: "toolResult",
+        toolCallId,
+        toolName: name,
+        content: outcome.ok ? outcome.result.content : [{ type: "text", text: outcome.error }],
+        details: outcome.ok ? outcome.result.details : undefined,
+        isError: !outcome.ok,
+        timestamp: Date.now(),
+      });
+    }
+    return outcome;
+  }
+
+  /** Runs a slash command (`args` is the text after the name). */
+  async command(name: string, args: string): Promise<void> {
+    const c = this.commands.get(name);
+    if (!c) throw new Error(`no command /${name} registered`);
+    await c.handler(args, this.context());
+  }
+}
+
+/** A pi session manager: in memory, or file-backed under `sessionDir`. */
+export function newSession(cwd: string, sessionDir?: string): SessionManager {
+  return sessionDir === undefined
+    ? SessionManager.inMemory(cwd)
+    : SessionManager.create(cwd, sessionDir);
+}

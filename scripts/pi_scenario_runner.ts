@@ -1,0 +1,208 @@
+// Runs a scenario vector through the pi extension (src/adapters/pi.ts) with
+// pi's REAL SessionManager: reads are tool calls executed like pi's agent
+// loop, `/tree` moves are `sessionManager.branch(id)`, compaction is
+// `appendCompaction`, forks are `createBranchedSession` (a new session file),
+// restarts reopen the session JSONL with `SessionManager.open` under a new
+// extension instance, refreshes go through `/readcache-refresh` or the
+// `readcache_refresh` tool. With `events: false` no pi event is delivered,
+// which shows that correctness does not depend on them.
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { SessionManager } from "@mariozechner/pi-coding-agent";
+import { FsObjectStore } from "../src/adapters/fs_object_store.ts";
+import { createReadcacheExtension, type PiCacheEvent } from "../src/adapters/pi.ts";
+import { parseReadCacheMeta } from "../src/meta.ts";
+import { canonicalPathKey } from "../src/path_key.ts";
+import { resolveReadTarget } from "../src/range.ts";
+import { realpathOrUndefined } from "../src/read_service.ts";
+import type { ScenarioOutput, StepResult } from "../src/session_simulator.ts";
+import type { Scenario, ScenarioStep } from "../src/vector_schema.ts";
+import { FakePiHost } from "./pi_host.ts";
+
+/** Options of {@linkcode runScenarioOnPi}. */
+export interface PiRunOptions {
+  /** Deliver pi's session events to the extension (default true). */
+  events?: boolean;
+}
+
+function contentBytes(c: string | { base64: string }): Uint8Array {
+  if (typeof c === "string") return new TextEncoder().encode(c);
+  return Uint8Array.from(atob(c.base64), (ch) => ch.charCodeAt(0));
+}
+
+function needsFile(vector: Scenario): boolean {
+  return vector.steps.some((s) => s.op === "fork" || s.op === "restart");
+}
+
+/**
+ * Runs one scenario vector in `cwd` (an empty directory; `home` for `~`) and
+ * returns the port output.
+ */
+export async function runScenarioOnPi(
+  vector: Scenario,
+  cwd: string,
+  home: string,
+  options: PiRunOptions = {},
+): Promise<ScenarioOutput> {
+  const events = options.events !== false;
+  const sessionDir = needsFile(vector)
+    ? mkdtempSync(join(tmpdir(), "readcache-pi-sessions-"))
+    : undefined;
+  try {
+    return await run(vector, cwd, home, events, sessionDir);
+  } finally {
+    if (sessionDir !== undefined) rmSync(sessionDir, { recursive: true, force: true });
+  }
+}
+
+async function run(
+  vector: Scenario,
+  cwd: string,
+  home: string,
+  events: boolean,
+  sessionDir: string | undefined,
+): Promise<ScenarioOutput> {
+  const write = (rel: string, c: string | { base64: string }) => {
+    const p = join(cwd, rel);
+    mkdirSync(dirname(p), { recursive: true });
+    writeFileSync(p, contentBytes(c));
+  };
+  for (const [rel, c] of Object.entries(vector.files)) write(rel, c);
+
+  const config = { ...vector.config };
+  const store = FsObjectStore.forCwd(cwd);
+  const start = (session: SessionManager): FakePiHost => {
+    const host = new FakePiHost(session, cwd);
+    createReadcacheExtension({ config, home: () => home })(host);
+    if (events) host.emit("session_start");
+    return host;
+  };
+  const emit = (event: PiCacheEvent) => {
+    if (events) host.emit(event);
+  };
+
+  let host = start(
+    sessionDir === undefined
+      ? SessionManager.inMemory(cwd)
+      : SessionManager.create(cwd, sessionDir),
+  );
+  const labels = new Map<string, string>();
+  const lastServed = new Map<string, string>(); // pathKey -> servedHash
+  const pathKeyOf = (path: string): string =>
+    canonicalPathKey(
+      resolveReadTarget({ path }, { cwd, home, exists: (p: string) => existsSync(p) })
+        .resolvedPath,
+      realpathOrUndefined,
+    );
+  const results: StepResult[] = [];
+
+  const leaf = (index: number): string => {
+    const id = host.session.getLeafId();
+    if (id === null) throw new Error(`step ${index}: the session is empty`);
+    return id;
+  };
+
+  const step = async (s: ScenarioStep, index: number): Promise<void> => {
+    switch (s.op) {
+      case "read": {
+        const args: Record<string, unknown> = { path: s.path };
+        if (s.offset !== undefined) args.offset = s.offset;
+        if (s.limit !== undefined) args.limit = s.limit;
+        if (s.bypass !== undefined) args.bypass_cache = s.bypass;
+        const out = await host.callTool("read", args, { persist: s.persist !== false });
+        if (!out.ok) {
+          results.push({ step: index, error: out.error });
+          return;
+        }
+        const details = out.result.details as { readcache?: unknown } | undefined;
+        const meta = parseReadCacheMeta(details?.readcache);
+        if (details?.readcache !== undefined && meta === undefined) {
+          throw new Error(`step ${index}: the extension wrote invalid details.readcache`);
+        }
+        const r: StepResult = { step: index, mode: meta?.mode ?? null, text: out.text };
+        if (meta) {
+          r.scope = meta.scopeKey;
+          lastServed.set(meta.pathKey, meta.servedHash);
+        }
+        results.push(r);
+        return;
+      }
+      case "write":
+        write(s.path, s.content);
+        return;
+      case "remove":
+        rmSync(join(cwd, s.path), { force: true });
+        return;
+      case "message":
+        host.userMessage(`message at step ${index}`);
+        return;
+      case "label":
+        labels.set(s.name, leaf(index));
+        return;
+      case "navigate": {
+        const to = labels.get(s.to);
+        if (to === undefined || host.session.getEntry(to) === undefined) {
+          throw new Error(`step ${index}: no label '${s.to}' in this session`);
+        }
+        host.session.branch(to);
+        emit("session_tree");
+        return;
+      }
+      case "compact": {
+        const kept = s.firstKept === undefined ? undefined : labels.get(s.firstKept);
+        host.session.appendCompaction(
+          `summary at step ${index}`,
+          kept ?? host.session.getBranch()[0]?.id ?? leaf(index),
+          1000,
+        );
+        emit("session_compact");
+        return;
+      }
+      case "fork": {
+        emit("session_before_fork");
+        const file = host.session.createBranchedSession(leaf(index));
+        if (file === undefined) throw new Error(`step ${index}: fork needs a file-backed session`);
+        emit("session_start");
+        return;
+      }
+      case "restart": {
+        emit("session_shutdown");
+        const file = host.session.getSessionFile();
+        if (file === undefined) {
+          throw new Error(`step ${index}: restart needs a file-backed session`);
+        }
+        host = start(SessionManager.open(file, sessionDir));
+        return;
+      }
+      case "invalidate": {
+        if (s.offset !== undefined || s.limit !== undefined) {
+          const args: Record<string, unknown> = { path: s.path };
+          if (s.offset !== undefined) args.offset = s.offset;
+          if (s.limit !== undefined) args.limit = s.limit;
+          const out = await host.callTool("readcache_refresh", args);
+          if (!out.ok) throw new Error(`step ${index}: readcache_refresh failed: ${out.error}`);
+        } else {
+          const before = host.notifications.length;
+          await host.command("readcache-refresh", s.path);
+          const note = host.notifications[before];
+          if (note?.type === "error") {
+            throw new Error(`step ${index}: /readcache-refresh failed: ${note.message}`);
+          }
+        }
+        return;
+      }
+      case "storeFault": {
+        const hash = lastServed.get(pathKeyOf(s.path));
+        if (hash === undefined) throw new Error(`step ${index}: nothing served yet for ${s.path}`);
+        const p = store.objectPath(hash);
+        if (s.fault === "delete") rmSync(p, { force: true });
+        else writeFileSync(p, "corrupted by storeFault\n");
+        return;
+      }
+    }
+  };
+
+  for (let i = 0; i < vector.steps.length; i++) await step(vector.steps[i], i);
+  return { id: vector.id, results };
+}

@@ -1,0 +1,30 @@
+// Every scenario vector through the pi extension with pi's real SessionManager
+// (`deno task port:pi`), with pi's session events delivered and without them:
+// correctness must not depend on the events.
+import assert from "node:assert/strict";
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { compareScenario } from "../src/scenario_compare.ts";
+import { ScenarioSchema } from "../src/vector_schema.ts";
+import { runScenarioOnPi } from "../scripts/pi_scenario_runner.ts";
+
+const dir = fileURLToPath(new URL("../vectors/scenario/", import.meta.url));
+const files = readdirSync(dir).filter((f) => f.endsWith(".json")).sort();
+
+for (const events of [true, false]) {
+  for (const f of files) {
+    const v = ScenarioSchema.parse(JSON.parse(readFileSync(join(dir, f), "utf8")));
+    Deno.test(`[pi port, events ${events ? "on" : "off"}] ${v.id}`, async () => {
+      const cwd = realpathSync(mkdtempSync(join(tmpdir(), "readcache-pi-port-")));
+      try {
+        const verdict = compareScenario(v, await runScenarioOnPi(v, cwd, homedir(), { events }));
+        assert.deepEqual(verdict.problems, []);
+        assert.deepEqual(verdict.alternativeDiffs, [], "the adapter must produce the exact diff");
+      } finally {
+        rmSync(cwd, { recursive: true, force: true });
+      }
+    });
+  }
+}
