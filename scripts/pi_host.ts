@@ -22,7 +22,8 @@ interface Command {
   handler(args: string, ctx: PiContextLike): Promise<void>;
 }
 
-const USAGE = {
+/** Zero token usage, for assistant messages built by tests. */
+export const ZERO_USAGE = {
   input: 0,
   output: 0,
   cacheRead: 0,
@@ -97,7 +98,7 @@ export class FakePiHost implements PiExtensionHost {
       api: "openai-completions",
       provider: "mock",
       model: "mock-model",
-      usage: USAGE,
+      usage: ZERO_USAGE,
       stopReason: "toolUse",
       timestamp: Date.now(),
     });

@@ -6,9 +6,9 @@
 // extension instance, refreshes go through `/readcache-refresh` or the
 // `readcache_refresh` tool. With `events: false` no pi event is delivered,
 // which shows that correctness does not depend on them.
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { FsObjectStore } from "../src/adapters/fs_object_store.ts";
 import { createReadcacheExtension, type PiCacheEvent } from "../src/adapters/pi.ts";
@@ -16,7 +16,7 @@ import { parseReadCacheMeta } from "../src/meta.ts";
 import { canonicalPathKey } from "../src/path_key.ts";
 import { resolveReadTarget } from "../src/range.ts";
 import { realpathOrUndefined } from "../src/read_service.ts";
-import type { ScenarioOutput, StepResult } from "../src/session_simulator.ts";
+import { type ScenarioOutput, type StepResult, writeVectorFile } from "../src/session_simulator.ts";
 import type { Scenario, ScenarioStep } from "../src/vector_schema.ts";
 import { FakePiHost } from "./pi_host.ts";
 
@@ -24,11 +24,6 @@ import { FakePiHost } from "./pi_host.ts";
 export interface PiRunOptions {
   /** Deliver pi's session events to the extension (default true). */
   events?: boolean;
-}
-
-function contentBytes(c: string | { base64: string }): Uint8Array {
-  if (typeof c === "string") return new TextEncoder().encode(c);
-  return Uint8Array.from(atob(c.base64), (ch) => ch.charCodeAt(0));
 }
 
 function needsFile(vector: Scenario): boolean {
@@ -63,11 +58,7 @@ async function run(
   events: boolean,
   sessionDir: string | undefined,
 ): Promise<ScenarioOutput> {
-  const write = (rel: string, c: string | { base64: string }) => {
-    const p = join(cwd, rel);
-    mkdirSync(dirname(p), { recursive: true });
-    writeFileSync(p, contentBytes(c));
-  };
+  const write = (rel: string, c: string | { base64: string }) => writeVectorFile(cwd, rel, c);
   for (const [rel, c] of Object.entries(vector.files)) write(rel, c);
 
   const config = { ...vector.config };

@@ -41,9 +41,19 @@ interface Session {
   knowledge: BranchKnowledge;
 }
 
-function contentBytes(c: string | { base64: string }): Uint8Array {
-  if (typeof c === "string") return new TextEncoder().encode(c);
-  return Uint8Array.from(atob(c.base64), (ch) => ch.charCodeAt(0));
+/**
+ * Writes a vector's file content (text, or `{base64}` for bytes) to
+ * `<cwd>/<rel>`, creating directories.
+ */
+export function writeVectorFile(cwd: string, rel: string, c: string | { base64: string }): void {
+  const p = join(cwd, rel);
+  mkdirSync(dirname(p), { recursive: true });
+  writeFileSync(
+    p,
+    typeof c === "string"
+      ? new TextEncoder().encode(c)
+      : Uint8Array.from(atob(c.base64), (ch) => ch.charCodeAt(0)),
+  );
 }
 
 /**
@@ -57,11 +67,7 @@ export async function runScenario(
 ): Promise<ScenarioOutput> {
   const store = FsObjectStore.forCwd(cwd);
   const config: Partial<DecisionConfig> = { ...vector.config };
-  const write = (rel: string, c: string | { base64: string }) => {
-    const p = join(cwd, rel);
-    mkdirSync(dirname(p), { recursive: true });
-    writeFileSync(p, contentBytes(c));
-  };
+  const write = (rel: string, c: string | { base64: string }) => writeVectorFile(cwd, rel, c);
   for (const [rel, c] of Object.entries(vector.files)) write(rel, c);
 
   let counter = 0;

@@ -20,7 +20,7 @@ import { type ExtensionFactory, SessionManager } from "@mariozechner/pi-coding-a
 import readcacheExtension, { createReadcacheExtension } from "../src/adapters/pi.ts";
 import { parseSessionJsonl, piEntryToReplay } from "../src/adapters/pi_branch.ts";
 import { sha256Hex } from "../src/hash.ts";
-import { FakePiHost, newSession } from "../scripts/pi_host.ts";
+import { FakePiHost, newSession, ZERO_USAGE } from "../scripts/pi_host.ts";
 
 // Compile-time: both forms are pi ExtensionFactory values.
 const asFactory: ExtensionFactory[] = [readcacheExtension, createReadcacheExtension()];
@@ -226,14 +226,7 @@ Deno.test(
           api: "openai-completions",
           provider: "x",
           model: "y",
-          usage: {
-            input: 0,
-            output: 0,
-            cacheRead: 0,
-            cacheWrite: 0,
-            totalTokens: 0,
-            cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
-          },
+          usage: ZERO_USAGE,
           stopReason: "toolUse",
           timestamp: 2,
         },
