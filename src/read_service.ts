@@ -90,10 +90,20 @@ export function realpathOrUndefined(p: string): string | undefined {
   }
 }
 
+/** A base that cannot be loaded (missing, corrupt, or a failing store) is no base. */
+async function loadBase(store: ObjectStore, hash: string): Promise<Uint8Array | undefined> {
+  try {
+    return await store.get(hash);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Serves one read: resolution, one read of the bytes, knowledge lookup, base
  * lookup in the store, the pure decision, then persisting the served content
- * (a store write failure does not fail the read). The caller records the
+ * (a store that fails to read or write does not fail the read: a base that
+ * cannot be loaded gives the baseline, `baseline_fallback`). The caller records the
  * result (persist it in the session or add it to the in-flight overlay).
  * Errors for missing files and bad ranges propagate, like pi's read.
  *
@@ -131,7 +141,9 @@ export async function serveRead(
     config: deps.config,
   };
   const need = requiredBaseHash(input);
-  const base = need === undefined ? undefined : { hash: need, bytes: await deps.store.get(need) };
+  const base = need === undefined
+    ? undefined
+    : { hash: need, bytes: await loadBase(deps.store, need) };
   const decision = decideRead(base ? { ...input, base } : input);
   if (decision.store) {
     try {

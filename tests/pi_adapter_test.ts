@@ -324,3 +324,28 @@ Deno.test("session JSONL parsing skips the header and malformed lines", () => {
   ].join("\n");
   assert.deepEqual(parseSessionJsonl(text).map((e) => e.id), ["a", "b"]);
 });
+
+Deno.test(
+  "a broken object store never breaks a read: a base it cannot load gives the baseline",
+  withCwd(async (cwd) => {
+    const broken = {
+      get: (): Promise<Uint8Array | undefined> => Promise.reject(new Error("store offline")),
+      put: (): Promise<void> => Promise.reject(new Error("store offline")),
+      stats: () => Promise.reject(new Error("store offline")),
+    };
+    const host = new FakePiHost(newSession(cwd), cwd);
+    createReadcacheExtension({ home: () => cwd, storeFor: () => broken })(host);
+    host.userMessage("start");
+    assert.equal(await mode(host, { path: "a.txt" }), "full");
+    assert.equal(await mode(host, { path: "a.txt" }), "unchanged", "no base content needed");
+    const changed = FILE.replace("line 3 ", "line three ");
+    writeFileSync(join(cwd, "a.txt"), changed);
+    const out = await host.callTool("read", { path: "a.txt" });
+    assert.ok(out.ok, out.ok ? "" : out.error);
+    assert.equal(out.text, changed);
+    const meta = (out.result.details as { readcache?: { mode: string } }).readcache;
+    assert.equal(meta?.mode, "baseline_fallback");
+    await host.command("readcache-status", "");
+    assert.match(host.notifications.at(-1)!.message, /object store: unavailable \(store offline\)/);
+  }),
+);

@@ -272,11 +272,6 @@ function parseRequest(params: unknown): ReadRequest & { bypass: boolean } {
   return req;
 }
 
-function isFileSystemError(e: unknown): boolean {
-  return e instanceof Error && !(e instanceof ReadCacheError) &&
-    typeof (e as { code?: unknown }).code === "string";
-}
-
 function aborted(): Error {
   return new Error("Operation aborted");
 }
@@ -386,9 +381,11 @@ export function createReadcacheExtension(
               config: options.config,
             });
           } catch (e) {
-            // missing, unreadable or not a file: pi's own read produces pi's own error
-            if (isFileSystemError(e)) return await builtinRead(toolCallId, req, signal, ctx);
-            throw e;
+            // Our own argument and range errors stand. Anything else (missing, unreadable or
+            // not a file, a failing store, a bug) fails open: pi's own read serves the call,
+            // with pi's output or pi's error, and no trust is recorded.
+            if (e instanceof ReadCacheError) throw e;
+            return await builtinRead(toolCallId, req, signal, ctx);
           }
           if (served.imageMimeType !== undefined) {
             return await builtinRead(
