@@ -1,13 +1,14 @@
 // Cost of one `read` through the pi extension late in a long session: the
 // branch (5,000 entries, pi's real SessionManager) is mapped to replay entries
 // and synced before every read. Compare with a read in a fresh session.
-import { mkdtempSync, realpathSync, writeFileSync } from "node:fs";
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createReadcacheExtension } from "../src/adapters/pi.ts";
 import { FakePiHost, newSession } from "../scripts/pi_host.ts";
 
 const cwd = realpathSync(mkdtempSync(join(tmpdir(), "readcache-pi-bench-")));
+globalThis.addEventListener("unload", () => rmSync(cwd, { recursive: true, force: true }));
 const text = Array.from({ length: 400 }, (_, i) => `line ${i}: some source code here`).join("\n");
 writeFileSync(join(cwd, "a.ts"), text);
 for (let f = 0; f < 50; f++) writeFileSync(join(cwd, `f${f}.ts`), `${text}\n// ${f}`);
