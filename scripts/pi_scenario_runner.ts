@@ -6,17 +6,20 @@
 // extension instance, refreshes go through `/readcache-refresh` or the
 // `readcache_refresh` tool. With `events: false` no pi event is delivered,
 // which shows that correctness does not depend on them.
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { FsObjectStore } from "../src/adapters/fs_object_store.ts";
 import { createReadcacheExtension, type PiCacheEvent } from "../src/adapters/pi.ts";
 import { parseReadCacheMeta } from "../src/meta.ts";
-import { canonicalPathKey } from "../src/path_key.ts";
-import { resolveReadTarget } from "../src/range.ts";
-import { realpathOrUndefined } from "../src/read_service.ts";
-import { type ScenarioOutput, type StepResult, writeVectorFile } from "../src/session_simulator.ts";
+import { locateRead } from "../src/read_service.ts";
+import {
+  injectStoreFault,
+  type ScenarioOutput,
+  type StepResult,
+  writeVectorFile,
+} from "../src/session_simulator.ts";
 import type { Scenario, ScenarioStep } from "../src/vector_schema.ts";
 import { FakePiHost } from "./pi_host.ts";
 
@@ -80,12 +83,6 @@ async function run(
   );
   const labels = new Map<string, string>();
   const lastServed = new Map<string, string>(); // pathKey -> servedHash
-  const pathKeyOf = (path: string): string =>
-    canonicalPathKey(
-      resolveReadTarget({ path }, { cwd, home, exists: (p: string) => existsSync(p) })
-        .resolvedPath,
-      realpathOrUndefined,
-    );
   const results: StepResult[] = [];
 
   const leaf = (index: number): string => {
@@ -184,11 +181,9 @@ async function run(
         return;
       }
       case "storeFault": {
-        const hash = lastServed.get(pathKeyOf(s.path));
+        const hash = lastServed.get(locateRead({ path: s.path }, { cwd, home }).pathKey);
         if (hash === undefined) throw new Error(`step ${index}: nothing served yet for ${s.path}`);
-        const p = store.objectPath(hash);
-        if (s.fault === "delete") rmSync(p, { force: true });
-        else writeFileSync(p, "corrupted by storeFault\n");
+        injectStoreFault(store, hash, s.fault);
         return;
       }
     }

@@ -100,6 +100,26 @@ async function loadBase(store: ObjectStore, hash: string): Promise<Uint8Array | 
 }
 
 /**
+ * Where a read request points on disk: the resolved target (pi's path rules and
+ * `path:N-M` shorthand, checked against the real file system) and the file's
+ * canonical identity. Touches no file content.
+ *
+ * @example
+ * ```ts
+ * import { locateRead } from "@readcache/core";
+ * locateRead({ path: "/tmp/x.txt" }, { cwd: "/", home: "/root" }).target.resolvedPath; // "/tmp/x.txt"
+ * ```
+ */
+export function locateRead(
+  req: ReadRequest,
+  deps: Pick<ReadServiceDeps, "cwd" | "home">,
+): { target: ReadTarget; pathKey: string } {
+  const env = { cwd: deps.cwd, home: deps.home, exists: (p: string) => existsSync(p) };
+  const target = resolveReadTarget(req, env);
+  return { target, pathKey: canonicalPathKey(target.resolvedPath, realpathOrUndefined) };
+}
+
+/**
  * Serves one read: resolution, one read of the bytes, knowledge lookup, base
  * lookup in the store, the pure decision, then persisting the served content
  * (a store that fails to read or write does not fail the read: a base that
@@ -117,10 +137,8 @@ export async function serveRead(
   knowledge: BranchKnowledge,
   deps: ReadServiceDeps,
 ): Promise<ServedRead> {
-  const env = { cwd: deps.cwd, home: deps.home, exists: (p: string) => existsSync(p) };
-  const target = resolveReadTarget(req, env);
+  const { target, pathKey } = locateRead(req, deps);
   const bytes = new Uint8Array(readFileSync(target.resolvedPath));
-  const pathKey = canonicalPathKey(target.resolvedPath, realpathOrUndefined);
   const image = detectImageMimeType(bytes);
   if (image) {
     return {
@@ -172,9 +190,7 @@ export function resolveInvalidation(
   deps: Pick<ReadServiceDeps, "cwd" | "home">,
   at: number,
 ): ReadCacheInvalidationV1 {
-  const env = { cwd: deps.cwd, home: deps.home, exists: (p: string) => existsSync(p) };
-  const target = resolveReadTarget(req, env);
-  const pathKey = canonicalPathKey(target.resolvedPath, realpathOrUndefined);
+  const { target, pathKey } = locateRead(req, deps);
   const ranged = target.offset !== undefined || target.limit !== undefined;
   const total = ranged && existsSync(target.resolvedPath)
     ? countLines(readFileSync(target.resolvedPath, "utf8"))

@@ -7,14 +7,12 @@
  *
  * @module
  */
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { FsObjectStore } from "./adapters/fs_object_store.ts";
 import type { DecisionConfig } from "./decision.ts";
 import { BranchKnowledge } from "./knowledge.ts";
-import { canonicalPathKey } from "./path_key.ts";
-import { resolveReadTarget } from "./range.ts";
-import { realpathOrUndefined, resolveInvalidation, serveRead } from "./read_service.ts";
+import { locateRead, resolveInvalidation, serveRead } from "./read_service.ts";
 import { activeBranch, type ReplayEntry } from "./replay.ts";
 import type { Scenario, ScenarioStep } from "./vector_schema.ts";
 
@@ -56,6 +54,17 @@ export function writeVectorFile(cwd: string, rel: string, c: string | { base64: 
   );
 }
 
+/** Deletes or corrupts the stored object of `hash` (the `storeFault` step). */
+export function injectStoreFault(
+  store: FsObjectStore,
+  hash: string,
+  fault: "delete" | "corrupt",
+): void {
+  const p = store.objectPath(hash);
+  if (fault === "delete") rmSync(p, { force: true });
+  else writeFileSync(p, "corrupted by storeFault\n");
+}
+
 /**
  * Runs one scenario vector in `cwd` (an empty directory) and returns the port
  * output. `home` is used for `~`.
@@ -76,7 +85,6 @@ export async function runScenario(
   const labels = new Map<string, string>();
   const lastServed = new Map<string, string>();
   const results: StepResult[] = [];
-  const env = { cwd, home, exists: (p: string) => existsSync(p) };
 
   const append = (e: EntryBody): string => {
     const id = nextId();
@@ -169,14 +177,11 @@ export async function runScenario(
         return;
       }
       case "storeFault": {
-        const t = resolveReadTarget({ path: step.path }, env);
-        const hash = lastServed.get(canonicalPathKey(t.resolvedPath, realpathOrUndefined));
+        const hash = lastServed.get(locateRead({ path: step.path }, { cwd, home }).pathKey);
         if (hash === undefined) {
           throw new Error(`step ${index}: nothing served yet for ${step.path}`);
         }
-        const p = store.objectPath(hash);
-        if (step.fault === "delete") rmSync(p, { force: true });
-        else writeFileSync(p, "corrupted by storeFault\n");
+        injectStoreFault(store, hash, step.fault);
         return;
       }
     }
