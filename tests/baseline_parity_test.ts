@@ -7,10 +7,18 @@
  * must equal ours for every file x offset/limit combination below.
  */
 import assert from "node:assert/strict";
-import { createReadTool } from "@mariozechner/pi-coding-agent";
 import { renderBaselineRead } from "../src/baseline.ts";
 import { OffsetBeyondEndError } from "../src/errors.ts";
-import type { TruncationResult } from "../src/truncate.ts";
+import {
+  type Call,
+  nodeUtf8 as decoder,
+  numberedLines as numbered,
+  PI_READ_BRANCHES,
+  type PiReadBranch as Branch,
+  piReadBranch as branchOf,
+  runPiRead,
+  utf8,
+} from "./support/pi_read_oracle.ts";
 
 /** A file in the parity table. */
 interface FileCase {
@@ -22,31 +30,6 @@ interface FileCase {
   extra?: Call[];
   /** Extra paths (as the model would type them) to read the file by. */
   altPaths?: (dir: string) => string[];
-}
-
-/** One tool call's parameters. */
-interface Call {
-  offset?: number;
-  limit?: number;
-}
-
-/** What pi's tool produced for one call. */
-type PiOutcome =
-  | { ok: true; text: string; truncation: TruncationResult | undefined }
-  | { ok: false; message: string };
-
-const encoder: TextEncoder = new TextEncoder();
-/** Decodes like Node's `Buffer#toString("utf-8")`: a leading BOM stays as U+FEFF. */
-const decoder: TextDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
-
-function utf8(text: string): Uint8Array {
-  return encoder.encode(text);
-}
-
-function numbered(count: number, width = 0): string[] {
-  const lines: string[] = [];
-  for (let i = 1; i <= count; i++) lines.push(`line ${i}`.padEnd(width, "."));
-  return lines;
 }
 
 /** A file whose first two lines together take exactly `51200 - d` bytes, the second being one emoji. */
@@ -183,45 +166,8 @@ function commonCalls(totalLines: number): Call[] {
   ];
 }
 
-async function runPi(cwd: string, path: string, call: Call): Promise<PiOutcome> {
-  const tool = createReadTool(cwd);
-  try {
-    const result = await tool.execute("parity", { path, ...call });
-    assert.equal(result.content.length, 1, "pi returned one content block");
-    const block = result.content[0];
-    assert.equal(block.type, "text", "pi returned a text block");
-    const details = result.details as { truncation?: TruncationResult } | undefined;
-    return {
-      ok: true,
-      text: block.type === "text" ? block.text : "",
-      truncation: details?.truncation,
-    };
-  } catch (error) {
-    return { ok: false, message: error instanceof Error ? error.message : String(error) };
-  }
-}
-
 function describe(path: string, call: Call): string {
   return `${path} offset=${call.offset} limit=${call.limit}`;
-}
-
-/** Which branch of pi's read tool produced an outcome. */
-type Branch =
-  | "error"
-  | "first-line-too-large"
-  | "truncated-lines"
-  | "truncated-bytes"
-  | "limited"
-  | "plain";
-
-function branchOf(pi: PiOutcome): Branch {
-  if (!pi.ok) return "error";
-  if (pi.truncation?.firstLineExceedsLimit) return "first-line-too-large";
-  if (pi.truncation?.truncatedBy === "lines") return "truncated-lines";
-  if (pi.truncation?.truncatedBy === "bytes") return "truncated-bytes";
-  return /\n\n\[\d+ more lines in file\. Use offset=-?\d+ to continue\.\]$/.test(pi.text)
-    ? "limited"
-    : "plain";
 }
 
 /** Checks one call and returns the branch pi took. */
@@ -232,8 +178,12 @@ async function checkCall(
   call: Call,
 ): Promise<Branch> {
   const label = describe(path, call);
-  const pi = await runPi(dir, path, call);
+  const pi = await runPiRead(dir, path, call);
   const input = { text, displayPath: path, ...call };
+  if (pi.ok) {
+    assert.equal(pi.content.length, 1, `${label}: pi returned one content block`);
+    assert.equal(pi.content[0].type, "text", `${label}: pi returned a text block`);
+  }
 
   if (!pi.ok) {
     assert.throws(
@@ -250,14 +200,15 @@ async function checkCall(
 
   const ours = renderBaselineRead(input);
   assert.equal(ours.text, pi.text, `${label}: text`);
-  assert.deepStrictEqual(ours.truncation, pi.truncation, `${label}: details.truncation`);
-  assert.equal("truncation" in ours, pi.truncation !== undefined, `${label}: truncation presence`);
+  const truncation = pi.details?.truncation;
+  assert.deepStrictEqual(ours.truncation, truncation, `${label}: details.truncation`);
+  assert.equal("truncation" in ours, truncation !== undefined, `${label}: truncation presence`);
 
   // Line accounting, checked against the file and pi's own output.
   const fileLines = text.split("\n");
   assert.equal(ours.totalLines, fileLines.length, `${label}: totalLines`);
   const showing = /\n\n\[Showing lines (\d+)-(\d+) of (\d+)/.exec(pi.text);
-  if (pi.truncation?.firstLineExceedsLimit) {
+  if (truncation?.firstLineExceedsLimit) {
     assert.ok(pi.text.startsWith(`[Line ${ours.shownStart} is `), `${label}: shownStart`);
     assert.equal(ours.shownEnd, ours.shownStart - 1, `${label}: nothing shown`);
   } else if (showing) {
@@ -265,7 +216,7 @@ async function checkCall(
     assert.equal(ours.shownEnd, Number(showing[2]), `${label}: shownEnd`);
     assert.equal(ours.totalLines, Number(showing[3]), `${label}: totalLines in notice`);
   }
-  if (!pi.truncation?.firstLineExceedsLimit) {
+  if (!truncation?.firstLineExceedsLimit) {
     const body = pi.text.replace(/\n\n\[[^\n]*\]$/, "");
     const expectedBody = fileLines.slice(ours.shownStart - 1, ours.shownEnd).join("\n");
     assert.equal(body, expectedBody, `${label}: shown range matches the lines pi printed`);
@@ -292,15 +243,11 @@ Deno.test("renderBaselineRead matches pi's read tool on real files", async (t) =
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
-  const all: Branch[] = [
-    "error",
-    "first-line-too-large",
-    "truncated-lines",
-    "truncated-bytes",
-    "limited",
-    "plain",
-  ];
-  assert.deepStrictEqual([...seen].sort(), [...all].sort(), "the table exercises every branch");
+  assert.deepStrictEqual(
+    [...seen].sort(),
+    [...PI_READ_BRANCHES].sort(),
+    "the table exercises every branch",
+  );
 });
 
 Deno.test("BOM decoding used by the parity table keeps U+FEFF like Node's Buffer", () => {

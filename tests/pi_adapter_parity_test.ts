@@ -15,23 +15,17 @@
  * with a RangeSyntaxError. That is a documented difference, not parity.
  */
 import assert from "node:assert/strict";
-import { createReadTool } from "@mariozechner/pi-coding-agent";
 import { createReadcacheExtension, type ReadcacheReadDetails } from "../src/adapters/pi.ts";
-import type { TruncationResult } from "../src/truncate.ts";
 import { FakePiHost, newSession, type ToolOutcome } from "../scripts/pi_host.ts";
-
-/** One content block of a tool result. */
-type ContentBlock = { type: "text"; text: string } | {
-  type: "image";
-  data: string;
-  mimeType: string;
-};
-
-/** One tool call's line arguments (absent keys are not sent at all). */
-interface Call {
-  offset?: number;
-  limit?: number;
-}
+import {
+  type Call,
+  nodeUtf8 as decoder,
+  numberedLines,
+  type PiReadBranch as Branch,
+  piReadBranch as branchOf,
+  runPiRead as runPi,
+  utf8,
+} from "./support/pi_read_oracle.ts";
 
 /** How the adapter is expected to serve a successful first read of a file. */
 type Expect =
@@ -58,33 +52,9 @@ interface FileCase {
   reaches?: Branch[];
 }
 
-/** Which branch of pi's read tool produced an outcome. */
-type Branch =
-  | "error"
-  | "first-line-too-large"
-  | "truncated-lines"
-  | "truncated-bytes"
-  | "limited"
-  | "plain";
-
-/** What pi's own tool produced. */
-type PiOutcome =
-  | { ok: true; content: ContentBlock[]; details: { truncation?: TruncationResult } | undefined }
-  | { ok: false; error: string };
-
-const encoder: TextEncoder = new TextEncoder();
-/** Decodes like Node's `Buffer#toString("utf-8")`, which is how pi counts lines. */
-const decoder: TextDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
-
-function utf8(text: string): Uint8Array {
-  return encoder.encode(text);
-}
-
 /** `count` lines "line N" padded with dots to `width` characters (no trailing newline). */
 function numbered(count: number, width = 0): string {
-  const lines: string[] = [];
-  for (let i = 1; i <= count; i++) lines.push(`line ${i}`.padEnd(width, "."));
-  return lines.join("\n");
+  return numberedLines(count, width).join("\n");
 }
 
 /**
@@ -224,31 +194,6 @@ function params(path: string, call: Call): Record<string, unknown> {
   return p;
 }
 
-async function runPi(cwd: string, path: string, call: Call): Promise<PiOutcome> {
-  try {
-    const result = await createReadTool(cwd).execute("id", { path, ...call });
-    return {
-      ok: true,
-      content: result.content as ContentBlock[],
-      details: result.details as { truncation?: TruncationResult } | undefined,
-    };
-  } catch (e) {
-    return { ok: false, error: e instanceof Error ? e.message : String(e) };
-  }
-}
-
-function branchOf(pi: PiOutcome): Branch {
-  if (!pi.ok) return "error";
-  const t = pi.details?.truncation;
-  if (t?.firstLineExceedsLimit) return "first-line-too-large";
-  if (t?.truncatedBy === "lines") return "truncated-lines";
-  if (t?.truncatedBy === "bytes") return "truncated-bytes";
-  const text = pi.content.map((c) => c.type === "text" ? c.text : "").join("");
-  return /\n\n\[\d+ more lines in file\. Use offset=\d+ to continue\.\]$/.test(text)
-    ? "limited"
-    : "plain";
-}
-
 /** The adapter's read in a fresh host and session (a first read). */
 async function runAdapter(cwd: string, path: string, call: Call): Promise<ToolOutcome> {
   const host = new FakePiHost(newSession(cwd), cwd);
@@ -268,18 +213,14 @@ async function checkParity(
   const pi = await runPi(cwd, path, call);
   const ours = await runAdapter(cwd, path, call);
   if (!pi.ok) {
-    assert.equal(ours.ok, false, `${label}: pi failed with "${pi.error}", the adapter succeeded`);
-    if (!ours.ok) assert.equal(ours.error, pi.error, `${label}: error message`);
+    assert.equal(ours.ok, false, `${label}: pi failed with "${pi.message}", the adapter succeeded`);
+    if (!ours.ok) assert.equal(ours.error, pi.message, `${label}: error message`);
     return branchOf(pi);
   }
   if (!ours.ok) assert.fail(`${label}: pi succeeded, the adapter failed with "${ours.error}"`);
   const details = ours.result.details as ReadcacheReadDetails | undefined;
   assert.deepStrictEqual(ours.result.content, pi.content, `${label}: content`);
-  assert.equal(
-    ours.text,
-    pi.content.map((c) => c.type === "text" ? c.text : "").join(""),
-    `${label}: text`,
-  );
+  assert.equal(ours.text, pi.text, `${label}: text`);
   assert.deepStrictEqual(details?.truncation, pi.details?.truncation, `${label}: truncation`);
   if (details?.readcache !== undefined) {
     assert.equal(details.readcache.mode, "full", `${label}: readcache mode`);
