@@ -19,6 +19,7 @@ import {
   type ScenarioOutput,
   type StepResult,
   writeVectorFile,
+  writeVectorSymlink,
 } from "../src/session_simulator.ts";
 import type { Scenario, ScenarioStep } from "../src/vector_schema.ts";
 import { FakePiHost } from "./pi_host.ts";
@@ -121,6 +122,9 @@ async function run(
         return;
       case "remove":
         rmSync(join(cwd, s.path), { force: true });
+        return;
+      case "symlink":
+        writeVectorSymlink(cwd, s.path, s.target);
         return;
       case "message":
         host.userMessage(`message at step ${index}`);

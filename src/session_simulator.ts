@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { FsObjectStore } from "./adapters/fs_object_store.ts";
 import type { DecisionConfig } from "./decision.ts";
@@ -52,6 +52,17 @@ export function writeVectorFile(cwd: string, rel: string, c: string | { base64: 
       ? new TextEncoder().encode(c)
       : Uint8Array.from(atob(c.base64), (ch) => ch.charCodeAt(0)),
   );
+}
+
+/**
+ * Creates or replaces `<cwd>/<rel>` as a symbolic link to `target` (the
+ * `symlink` step), creating directories.
+ */
+export function writeVectorSymlink(cwd: string, rel: string, target: string): void {
+  const p = join(cwd, rel);
+  mkdirSync(dirname(p), { recursive: true });
+  rmSync(p, { force: true });
+  symlinkSync(target, p);
 }
 
 /** Deletes or corrupts the stored object of `hash` (the `storeFault` step). */
@@ -129,6 +140,9 @@ export async function runScenario(
         return;
       case "remove":
         rmSync(join(cwd, step.path), { force: true });
+        return;
+      case "symlink":
+        writeVectorSymlink(cwd, step.path, step.target);
         return;
       case "message":
         append({ kind: "other" });

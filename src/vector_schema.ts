@@ -203,6 +203,11 @@ export const ScenarioStepSchema = z.discriminatedUnion("op", [
   }),
   z.strictObject({ op: z.literal("write"), path: z.string(), content: fileContent }),
   z.strictObject({ op: z.literal("remove"), path: z.string() }),
+  z.strictObject({
+    op: z.literal("symlink"),
+    path: z.string(),
+    target: z.string().describe("link target as stored in the link, relative to its directory"),
+  }).describe("creates or replaces `path` as a symbolic link (like `ln -sfn target path`)"),
   z.strictObject({ op: z.literal("message") }),
   z.strictObject({ op: z.literal("label"), name: z.string() }),
   z.strictObject({ op: z.literal("navigate"), to: z.string() }),
