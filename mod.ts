@@ -28,6 +28,7 @@ export * from "./src/path_key.ts";
 export * from "./src/range.ts";
 export * from "./src/meta.ts";
 export * from "./src/trust.ts";
+export * from "./src/view.ts";
 export * from "./src/replay.ts";
 export * from "./src/knowledge.ts";
 export * from "./src/truncate.ts";

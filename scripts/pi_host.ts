@@ -89,12 +89,24 @@ export class FakePiHost implements PiExtensionHost {
     args: Record<string, unknown>,
     opts: { persist?: boolean; signal?: AbortSignal } = {},
   ): Promise<ToolOutcome> {
-    const tool = this.tools.get(name);
-    if (!tool) throw new Error(`no tool ${name} registered`);
-    const toolCallId = `call_${++this.#callCounter}`;
+    const [id] = this.assistantToolCalls([{ name, args }]);
+    return await this.runTool(id, name, args, opts);
+  }
+
+  /**
+   * Appends one assistant message carrying several tool calls (as a model
+   * turn does) and returns their tool call ids, in order.
+   */
+  assistantToolCalls(calls: { name: string; args: Record<string, unknown> }[]): string[] {
+    const ids = calls.map(() => `call_${++this.#callCounter}`);
     this.session.appendMessage({
       role: "assistant",
-      content: [{ type: "toolCall", id: toolCallId, name, arguments: args }],
+      content: calls.map((c, i) => ({
+        type: "toolCall" as const,
+        id: ids[i],
+        name: c.name,
+        arguments: c.args,
+      })),
       api: "openai-completions",
       provider: "mock",
       model: "mock-model",
@@ -102,6 +114,18 @@ export class FakePiHost implements PiExtensionHost {
       stopReason: "toolUse",
       timestamp: Date.now(),
     });
+    return ids;
+  }
+
+  /** Executes a tool call of the last assistant message and (when `persist`) appends its result. */
+  async runTool(
+    toolCallId: string,
+    name: string,
+    args: Record<string, unknown>,
+    opts: { persist?: boolean; signal?: AbortSignal } = {},
+  ): Promise<ToolOutcome> {
+    const tool = this.tools.get(name);
+    if (!tool) throw new Error(`no tool ${name} registered`);
     let outcome: ToolOutcome;
     try {
       const result = await tool.execute(toolCallId, args, opts.signal, undefined, this.context());

@@ -17,6 +17,7 @@ import { locateRead } from "../src/read_service.ts";
 import {
   injectStoreFault,
   type ScenarioOutput,
+  startsTurn,
   type StepResult,
   writeVectorFile,
   writeVectorSymlink,
@@ -28,6 +29,16 @@ import { FakePiHost } from "./pi_host.ts";
 export interface PiRunOptions {
   /** Deliver pi's session events to the extension (default true). */
   events?: boolean;
+}
+
+type ReadStep = Extract<ScenarioStep, { op: "read" }>;
+
+function readArgs(s: ReadStep): Record<string, unknown> {
+  const args: Record<string, unknown> = { path: s.path };
+  if (s.offset !== undefined) args.offset = s.offset;
+  if (s.limit !== undefined) args.limit = s.limit;
+  if (s.bypass !== undefined) args.bypass_cache = s.bypass;
+  return args;
 }
 
 function needsFile(vector: Scenario): boolean {
@@ -83,6 +94,7 @@ async function run(
       : SessionManager.create(cwd, sessionDir),
   );
   const labels = new Map<string, string>();
+  const callIds = new Map<number, string>(); // read step index -> tool call id
   const lastServed = new Map<string, string>(); // pathKey -> servedHash
   const results: StepResult[] = [];
 
@@ -95,11 +107,25 @@ async function run(
   const step = async (s: ScenarioStep, index: number): Promise<void> => {
     switch (s.op) {
       case "read": {
-        const args: Record<string, unknown> = { path: s.path };
-        if (s.offset !== undefined) args.offset = s.offset;
-        if (s.limit !== undefined) args.limit = s.limit;
-        if (s.bypass !== undefined) args.bypass_cache = s.bypass;
-        const out = await host.callTool("read", args, { persist: s.persist !== false });
+        if (startsTurn(vector.steps, index)) {
+          // one assistant message carries every read call of this turn
+          const turn: number[] = [];
+          for (let i = index; i < vector.steps.length; i++) {
+            const t = vector.steps[i];
+            if (t.op === "read") {
+              if (i !== index && startsTurn(vector.steps, i)) break;
+              turn.push(i);
+            } else if (!["write", "remove", "symlink", "storeFault"].includes(t.op)) break;
+          }
+          const ids = host.assistantToolCalls(
+            turn.map((i) => ({ name: "read", args: readArgs(vector.steps[i] as ReadStep) })),
+          );
+          turn.forEach((i, k) => callIds.set(i, ids[k]));
+        }
+        const args = readArgs(s);
+        const out = await host.runTool(callIds.get(index)!, "read", args, {
+          persist: s.persist !== false,
+        });
         if (!out.ok) {
           results.push({ step: index, error: out.error });
           return;

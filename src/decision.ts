@@ -18,8 +18,10 @@ import type { ReadCacheMetaV1, ReadMode } from "./meta.ts";
 import { countLines, normalizeRange } from "./range.ts";
 import { FULL_SCOPE, type ScopeKey, scopeKeyFor } from "./scope.ts";
 import { DEFAULT_SENSITIVE_PATTERNS, isSensitivePath } from "./sensitive.ts";
-import { type PathTrust, selectBase } from "./trust.ts";
+import type { FileKnowledge } from "./knowledge.ts";
+import { type ScopeTrust, selectBase } from "./trust.ts";
 import { truncateHead, type TruncationResult } from "./truncate.ts";
+import { newestViewConflict, newestViewNeeds, TO_END, type ViewQuery } from "./view.ts";
 
 /**
  * Tunables of the decision. Every field has a default.
@@ -59,7 +61,8 @@ export const DEFAULT_DECISION_CONFIG: DecisionConfig = Object.freeze({
  * ```ts
  * import type { DecisionInput } from "@readcache/core";
  * const input: DecisionInput = {
- *   displayPath: "a.txt", pathKey: "/w/a.txt", bytes: new TextEncoder().encode("hi\n"), trust: undefined,
+ *   displayPath: "a.txt", pathKey: "/w/a.txt", bytes: new TextEncoder().encode("hi\n"),
+ *   knowledge: { trust: undefined, keyViews: [], nameViews: [] },
  * };
  * ```
  */
@@ -74,13 +77,18 @@ export interface DecisionInput {
   limit?: number;
   /** The file's bytes, read once. The output and its hash both come from these. */
   bytes: Uint8Array;
-  /** What the active branch provably holds for `pathKey`. */
-  trust: PathTrust | undefined;
   /**
-   * The base content, when {@linkcode requiredBaseHash} asked for one:
-   * `bytes` is `undefined` when the store has no valid object for `hash`.
+   * What the active branch provably holds for the file: trust slots of
+   * `pathKey` and the model's views under `pathKey` and under the request's
+   * name (`BranchKnowledge.file`).
    */
-  base?: { hash: string; bytes: Uint8Array | undefined };
+  knowledge: FileKnowledge;
+  /**
+   * Stored contents by hash, for the hashes {@linkcode planRead} listed in
+   * `needs` (`undefined`, or absent: the store has no valid object). Each is
+   * verified against its hash before use.
+   */
+  objects?: ReadonlyMap<string, Uint8Array | undefined>;
   /** Serve the baseline and re-anchor, ignoring trust. */
   bypass?: boolean;
   /** Tunables; defaults from {@linkcode DEFAULT_DECISION_CONFIG}. */
@@ -105,6 +113,8 @@ export type DecisionReason =
   | "no_base"
   | "hash_match"
   | "base_missing"
+  | "newer_view_differs"
+  | "name_not_seen"
   | "range_slice_unchanged"
   | "range_slice_changed"
   | "diff_too_large_file"
@@ -216,29 +226,73 @@ function prepare(input: DecisionInput, cfg: DecisionConfig): Preparation {
 }
 
 /**
- * The base hash the decision needs content for, or `undefined` when it needs
- * none (no base, base equals the current content, bypass, or an ineligible
- * file). The shell looks it up in the object store and passes the result as
- * `input.base`.
+ * A read prepared once (decoded, hashed, rendered) with the stored contents
+ * the decision will compare against. Pass it to {@linkcode decidePlan} with
+ * those contents loaded.
  *
  * @example
  * ```ts
- * import { requiredBaseHash } from "@readcache/core";
- * requiredBaseHash({ displayPath: "a", pathKey: "/a", bytes: new Uint8Array(), trust: undefined }); // undefined
+ * import { planRead } from "@readcache/core";
+ * const plan = planRead({ displayPath: "a", pathKey: "/a", bytes: new Uint8Array(),
+ *   knowledge: { trust: undefined, keyViews: [], nameViews: [] } });
+ * plan.needs; // []
  * ```
  */
-export function requiredBaseHash(input: DecisionInput): string | undefined {
-  if (input.bypass) return undefined;
-  const cfg = { ...DEFAULT_DECISION_CONFIG, ...input.config };
-  let prep: Preparation;
-  try {
-    prep = prepare(input, cfg);
-  } catch {
-    return undefined;
+export interface ReadPlan {
+  /** The request. */
+  readonly input: DecisionInput;
+  /** Content hashes to load from the object store before deciding. */
+  readonly needs: readonly string[];
+}
+
+interface PlanState {
+  cfg: DecisionConfig;
+  prep: Preparation;
+  base: ScopeTrust | undefined;
+  query: ViewQuery | undefined;
+}
+
+const plans = new WeakMap<ReadPlan, PlanState>();
+
+/**
+ * Prepares a read: one decode, hash and baseline render of the bytes, the base
+ * selection (SPEC §5.4) and the list of stored contents the decision needs
+ * (the base, and the views the newest-view rule compares it with, SPEC §5.5).
+ * Throws `OffsetBeyondEndError` / `RangeSyntaxError` for bad ranges, like pi.
+ *
+ * @example
+ * ```ts
+ * import { planRead } from "@readcache/core";
+ * const bytes = new TextEncoder().encode("one\ntwo");
+ * const plan = planRead({ displayPath: "a.txt", pathKey: "/w/a.txt", bytes,
+ *   knowledge: { trust: { full: { hash: "old", seq: 1 }, ranges: {} }, keyViews: [], nameViews: [] } });
+ * plan.needs; // ["old"]
+ * ```
+ */
+export function planRead(input: DecisionInput): ReadPlan {
+  const cfg: DecisionConfig = { ...DEFAULT_DECISION_CONFIG, ...input.config };
+  const prep = prepare(input, cfg);
+  let base: ScopeTrust | undefined;
+  let query: ViewQuery | undefined;
+  const needs = new Set<string>();
+  if (prep.kind === "ok" && !input.bypass) {
+    const p = prep.p;
+    base = selectBase(input.knowledge.trust, p.scope);
+    if (base) {
+      query = {
+        base,
+        start: p.start,
+        end: p.scope === FULL_SCOPE ? TO_END : p.end,
+        keyViews: input.knowledge.keyViews,
+        nameViews: input.knowledge.nameViews,
+      };
+      if (base.hash !== p.hash) needs.add(base.hash);
+      for (const h of newestViewNeeds(query)) if (h !== p.hash) needs.add(h);
+    }
   }
-  if (prep.kind === "plain") return undefined;
-  const base = selectBase(input.trust, prep.p.scope);
-  return base && base.hash !== prep.p.hash ? base.hash : undefined;
+  const plan: ReadPlan = { input, needs: [...needs] };
+  plans.set(plan, { cfg, prep, base, query });
+  return plan;
 }
 
 function lineSlice(text: string, start: number, end: number): string[] | undefined {
@@ -247,23 +301,26 @@ function lineSlice(text: string, start: number, end: number): string[] | undefin
 }
 
 /**
- * Decides how to serve a read (seed 003 §8 precedence). Throws
- * `OffsetBeyondEndError` / `RangeSyntaxError` for bad ranges, like pi's read.
+ * Decides how to serve a read (SPEC §7.4 precedence), given its plan and the
+ * stored contents it asked for. Pure.
  *
  * @example
  * ```ts
- * import { decideRead } from "@readcache/core";
+ * import { decidePlan, planRead } from "@readcache/core";
  * const bytes = new TextEncoder().encode("one\ntwo");
- * const first = decideRead({ displayPath: "a.txt", pathKey: "/w/a.txt", bytes, trust: undefined });
- * first.mode; // "full"
- * const again = decideRead({ displayPath: "a.txt", pathKey: "/w/a.txt", bytes,
- *   trust: { full: { hash: first.details.readcache!.servedHash, seq: 1 }, ranges: {} } });
- * again.text; // "[readcache: unchanged, 2 lines]"
+ * const plan = planRead({ displayPath: "a.txt", pathKey: "/w/a.txt", bytes,
+ *   knowledge: { trust: undefined, keyViews: [], nameViews: [] } });
+ * decidePlan(plan, new Map()).mode; // "full"
  * ```
  */
-export function decideRead(input: DecisionInput): ReadDecision {
-  const cfg: DecisionConfig = { ...DEFAULT_DECISION_CONFIG, ...input.config };
-  const prep = prepare(input, cfg);
+export function decidePlan(
+  plan: ReadPlan,
+  objects: ReadonlyMap<string, Uint8Array | undefined>,
+): ReadDecision {
+  const state = plans.get(plan);
+  if (state === undefined) throw new TypeError("decidePlan needs a plan made by planRead");
+  const { cfg, prep, base, query } = state;
+  const input = plan.input;
   if (prep.kind === "plain") return prep.decision;
   const p = prep.p;
 
@@ -295,8 +352,29 @@ export function decideRead(input: DecisionInput): ReadDecision {
     serve(mode, p.baseline.text, reason, baseHash, p.baseline.truncation);
 
   if (input.bypass) return baseline("full", "bypass");
-  const base = selectBase(input.trust, p.scope);
-  if (!base) return baseline("full", "no_base");
+  if (!base || !query) return baseline("full", "no_base");
+
+  const texts = new Map<string, string | undefined>([[p.hash, p.text]]);
+  const textOf = (hash: string): string | undefined => {
+    if (!texts.has(hash)) {
+      const bytes = objects.get(hash);
+      texts.set(
+        hash,
+        bytes !== undefined && sha256Hex(bytes) === hash ? decodeStrict(bytes) : undefined,
+      );
+    }
+    return texts.get(hash);
+  };
+  const baseText = textOf(base.hash);
+  if (baseText === undefined) return baseline("baseline_fallback", "base_missing", base.hash);
+  const linesCache = new Map<string, string[] | undefined>();
+  const linesOf = (hash: string): string[] | undefined => {
+    if (!linesCache.has(hash)) linesCache.set(hash, textOf(hash)?.split("\n"));
+    return linesCache.get(hash);
+  };
+  const conflict = newestViewConflict(query, linesOf(base.hash)!, linesOf);
+  if (conflict !== undefined) return baseline("baseline_fallback", conflict, base.hash);
+
   if (base.hash === p.hash) {
     return p.scope === FULL_SCOPE
       ? serve("unchanged", unchangedMarker(p.totalLines), "hash_match", base.hash, undefined)
@@ -308,10 +386,6 @@ export function decideRead(input: DecisionInput): ReadDecision {
         undefined,
       );
   }
-  const baseText = input.base?.hash === base.hash && input.base.bytes
-    ? (sha256Hex(input.base.bytes) === base.hash ? decodeStrict(input.base.bytes) : undefined)
-    : undefined;
-  if (baseText === undefined) return baseline("baseline_fallback", "base_missing", base.hash);
 
   if (p.scope !== FULL_SCOPE) {
     const before = lineSlice(baseText, p.start, p.end);
@@ -328,7 +402,7 @@ export function decideRead(input: DecisionInput): ReadDecision {
     return baseline("baseline_fallback", "range_slice_changed", base.hash);
   }
 
-  const baseBytes = input.base!.bytes!.length;
+  const baseBytes = objects.get(base.hash)!.length;
   if (
     input.bytes.length > cfg.maxDiffFileBytes || baseBytes > cfg.maxDiffFileBytes ||
     p.totalLines > cfg.maxDiffFileLines || countLines(baseText) > cfg.maxDiffFileLines
@@ -350,4 +424,27 @@ export function decideRead(input: DecisionInput): ReadDecision {
     return baseline("baseline_fallback", "diff_payload_truncated", base.hash);
   }
   return serve("diff", payload, "diff_emitted", base.hash, undefined);
+}
+
+/**
+ * Plans and decides in one call, with `input.objects` as the stored contents
+ * (SPEC §7). Throws `OffsetBeyondEndError` / `RangeSyntaxError` for bad
+ * ranges, like pi's read.
+ *
+ * @example
+ * ```ts
+ * import { decideRead, TO_END } from "@readcache/core";
+ * const bytes = new TextEncoder().encode("one\ntwo");
+ * const first = decideRead({ displayPath: "a.txt", pathKey: "/w/a.txt", bytes,
+ *   knowledge: { trust: undefined, keyViews: [], nameViews: [] } });
+ * first.mode; // "full"
+ * const hash = first.details.readcache!.servedHash;
+ * const seen = [{ seq: 1, start: 1, end: TO_END, hash }];
+ * const again = decideRead({ displayPath: "a.txt", pathKey: "/w/a.txt", bytes,
+ *   knowledge: { trust: { full: { hash, seq: 1 }, ranges: {} }, keyViews: seen, nameViews: seen } });
+ * again.text; // "[readcache: unchanged, 2 lines]"
+ * ```
+ */
+export function decideRead(input: DecisionInput): ReadDecision {
+  return decidePlan(planRead(input), input.objects ?? new Map());
 }

@@ -1,12 +1,21 @@
 /**
- * Read knowledge of one session: the incremental branch replay plus the
- * in-flight overlay of reads served in the current turn but not yet persisted.
+ * Read knowledge of one session (SPEC §6.3): the incremental branch replay
+ * plus the in-flight overlay of reads served in the current turn but not yet
+ * persisted.
  *
  * @module
  */
 import type { ReadCacheMetaV1 } from "./meta.ts";
-import { ReplayCursor, type ReplayEntry, type ReplaySnapshot } from "./replay.ts";
-import { type PathTrust, pathTrustAfterRead } from "./trust.ts";
+import {
+  applyReadEvent,
+  type ReadCall,
+  ReplayCursor,
+  type ReplayEntry,
+  type ReplaySnapshot,
+  type ViewSink,
+} from "./replay.ts";
+import type { PathTrust } from "./trust.ts";
+import { addView, type LineView, TO_END } from "./view.ts";
 
 /**
  * A read served but not yet visible in the session branch.
@@ -19,20 +28,73 @@ import { type PathTrust, pathTrustAfterRead } from "./trust.ts";
  * ```
  */
 export interface InFlightRead {
-  /** The metadata the read was served with. */
-  meta: ReadCacheMetaV1;
+  /** The metadata the read was served with; absent when it was served without (plain read). */
+  meta?: ReadCacheMetaV1;
+  /** The resolved call it answers (the name the model used and the file's identity). */
+  call?: ReadCall;
   /** Tool call id; when an entry with this id appears in the branch, the read is persisted. */
   callId?: string;
 }
 
 /**
+ * Everything the decision needs to know about one file for one request: the
+ * trust slots of its `pathKey` and the model's views under that `pathKey` and
+ * under the name the model used.
+ *
+ * @example
+ * ```ts
+ * import type { FileKnowledge } from "@readcache/core";
+ * const k: FileKnowledge = { trust: undefined, keyViews: [], nameViews: [] };
+ * ```
+ */
+export interface FileKnowledge {
+  /** Trust slots of the file. */
+  trust: PathTrust | undefined;
+  /** Views under the file's canonical identity, oldest first. */
+  keyViews: readonly LineView[];
+  /** Views under the name of the request, oldest first. */
+  nameViews: readonly LineView[];
+}
+
+interface OverlayRead {
+  read: InFlightRead;
+  /** Serve order within this process. */
+  rank: number;
+  /** Branch index and id of the leaf when it was served (-1 / null: empty branch). */
+  anchorIndex: number;
+  anchorId: string | null;
+  /** A read of the same file served after this one is already persisted. */
+  overtaken: boolean;
+}
+
+function touches(read: { meta?: unknown; call?: ReadCall }, keys: Set<string>): boolean {
+  const meta = read.meta as { pathKey?: unknown } | undefined;
+  return (typeof meta?.pathKey === "string" && keys.has(meta.pathKey)) ||
+    (read.call !== undefined && (keys.has(read.call.pathKey) || keys.has(read.call.name)));
+}
+
+function idsOf(read: InFlightRead): Set<string> {
+  const s = new Set<string>();
+  if (read.meta) s.add(read.meta.pathKey);
+  if (read.call) {
+    s.add(read.call.pathKey);
+    s.add(read.call.name);
+  }
+  return s;
+}
+
+/**
  * Replay plus overlay for one session. Call {@linkcode BranchKnowledge.sync}
- * with the current branch before every decision. The overlay is anchored at
- * the leaf it was recorded on: it survives while the branch extends that leaf
- * (reads that appear in the branch leave it) and is dropped when the leaf moves
- * anywhere else (any move that is not a pure extension of the synced branch)
- * or a compaction is appended. Overlay events get sequence numbers after every replayed one,
- * so they are always fresher, and go through the same guarded transitions.
+ * with the current branch before every decision.
+ *
+ * An in-flight read counts only while the entry that was the leaf when it was
+ * served is still on the branch at the same place and everything after it is
+ * a tool result (the rest of the same turn): a user or assistant message, a
+ * compaction, a custom entry or a move of the leaf ends it, whatever events
+ * the host delivered. A persisted read leaves the overlay (it is replayed).
+ * Overlay reads are fresher than every replayed read, unless a read of the
+ * same file served AFTER it is already persisted: then the true order is not
+ * the overlay order and its lines count as unknown.
  *
  * @example
  * ```ts
@@ -46,51 +108,62 @@ export interface InFlightRead {
  */
 export class BranchKnowledge {
   #cursor = new ReplayCursor();
-  #overlay: InFlightRead[] = [];
-  #anchorIndex = -1;
-  #anchorLeafId: string | null = null;
+  #overlay: OverlayRead[] = [];
+  #ranks = new Map<string, number>();
+  #served = 0;
 
   /** Brings the replay to `branch` and reconciles the overlay. */
   sync(branch: readonly ReplayEntry[]): void {
-    const before = this.#cursor.consumed;
     this.#cursor.advance(branch);
     if (this.#overlay.length === 0) return;
-    const moved = this.#cursor.lastAdvance === "replayed" ||
-      branch.slice(before).some((e) => e.kind === "compaction");
-    const anchorOk = !moved &&
-      (this.#anchorIndex === -1
-        ? this.#anchorLeafId === null
-        : branch[this.#anchorIndex]?.id === this.#anchorLeafId);
-    if (!anchorOk) {
-      this.clearOverlay();
-      return;
-    }
-    const persisted = new Set<string>();
-    for (let i = this.#anchorIndex + 1; i < branch.length; i++) {
+    let from = branch.length;
+    for (const o of this.#overlay) from = Math.min(from, o.anchorIndex + 1);
+    // The last entry after the earliest anchor that is not a tool result ends every overlay
+    // read anchored before it.
+    let barrier = -1;
+    const persisted: { index: number; entry: ReplayEntry & { kind: "read" } }[] = [];
+    for (let i = from; i < branch.length; i++) {
       const e = branch[i];
-      if (e.kind === "read" && e.callId !== undefined) persisted.add(e.callId);
+      if (e.kind === "read") persisted.push({ index: i, entry: e });
+      else if (!(e.kind === "other" && e.toolResult === true)) barrier = i;
     }
-    if (persisted.size > 0) {
-      this.#overlay = this.#overlay.filter((r) =>
-        r.callId === undefined || !persisted.has(r.callId)
+    const persistedIds = new Set<string>();
+    for (const p of persisted) if (p.entry.callId !== undefined) persistedIds.add(p.entry.callId);
+    this.#overlay = this.#overlay.filter((o) => {
+      const anchored = o.anchorIndex === -1
+        ? o.anchorId === null
+        : branch[o.anchorIndex]?.id === o.anchorId;
+      if (!anchored || o.anchorIndex < barrier || o.anchorIndex >= branch.length) return false;
+      return o.read.callId === undefined || !persistedIds.has(o.read.callId);
+    });
+    for (const o of this.#overlay) {
+      const ids = idsOf(o.read);
+      o.overtaken = persisted.some((p) =>
+        p.index > o.anchorIndex && p.entry.callId !== undefined &&
+        (this.#ranks.get(p.entry.callId) ?? -1) > o.rank && touches(p.entry, ids)
       );
     }
+    if (this.#overlay.length === 0) this.#ranks.clear();
   }
 
-  /** Records a read just served at the current leaf. */
+  /** Records a read just served at the current leaf (call after {@linkcode BranchKnowledge.sync}). */
   recordServed(read: InFlightRead): void {
-    if (this.#overlay.length === 0) {
-      this.#anchorIndex = this.#cursor.consumed - 1;
-      this.#anchorLeafId = this.#cursor.leafId;
-    }
-    this.#overlay.push(read);
+    if (this.#overlay.length === 0) this.#ranks.clear();
+    const rank = ++this.#served;
+    if (read.callId !== undefined) this.#ranks.set(read.callId, rank);
+    this.#overlay.push({
+      read,
+      rank,
+      anchorIndex: this.#cursor.consumed - 1,
+      anchorId: this.#cursor.leafId,
+      overtaken: false,
+    });
   }
 
   /** Drops the in-flight overlay (the replay memo is kept). */
   clearOverlay(): void {
     this.#overlay = [];
-    this.#anchorIndex = -1;
-    this.#anchorLeafId = null;
+    this.#ranks.clear();
   }
 
   /** Drops everything: the next {@linkcode BranchKnowledge.sync} replays from scratch. */
@@ -101,18 +174,49 @@ export class BranchKnowledge {
 
   /** Reads in the overlay, oldest first. */
   get inFlight(): readonly InFlightRead[] {
-    return this.#overlay;
+    return this.#overlay.map((o) => o.read);
+  }
+
+  /**
+   * What the model holds of one file: replayed trust and views with the
+   * overlay applied on top (SPEC §5.5, §6.3). `name` is the resolved path of
+   * the request (defaults to `pathKey`).
+   */
+  file(pathKey: string, name: string = pathKey): FileKnowledge {
+    const trusts = new Map<string, PathTrust | undefined>();
+    let keyViews = this.#cursor.keyViews(pathKey);
+    let nameViews = this.#cursor.nameViews(name);
+    const sink: ViewSink = {
+      trust: (k) => trusts.has(k) ? trusts.get(k) : this.#cursor.pathTrust(k),
+      setTrust: (k, t) => void trusts.set(k, t),
+      addKeyView: (k, v) => {
+        if (k === pathKey) keyViews = addView(keyViews, v);
+      },
+      addNameView: (n, v) => {
+        if (n === name) nameViews = addView(nameViews, v);
+      },
+    };
+    let seq = this.#cursor.seq;
+    const ids = new Set([pathKey, name]);
+    for (const o of this.#overlay) {
+      seq++;
+      if (o.overtaken && touches(o.read, ids)) {
+        const unknown: LineView = { seq, start: 1, end: TO_END, hash: null };
+        sink.addKeyView(pathKey, unknown);
+        sink.addNameView(name, unknown);
+        // its trust effect is unknown too: no slot of this file may back an answer now
+        continue;
+      }
+      if (o.overtaken) continue;
+      applyReadEvent(sink, o.read.meta, o.read.call, seq);
+    }
+    const trust = sink.trust(pathKey);
+    return { trust, keyViews, nameViews };
   }
 
   /** Trust of one file: replayed trust with the overlay applied on top. */
   pathTrust(pathKey: string): PathTrust | undefined {
-    let trust = this.#cursor.pathTrust(pathKey);
-    let seq = this.#cursor.seq;
-    for (const r of this.#overlay) {
-      seq++;
-      if (r.meta.pathKey === pathKey) trust = pathTrustAfterRead(trust, r.meta, seq).trust;
-    }
-    return trust;
+    return this.file(pathKey).trust;
   }
 
   /** Snapshot of the replayed part (without the overlay). */

@@ -123,7 +123,7 @@ function runReplay(c: ReplayCase): Record<string, unknown> {
   const snap = k.snapshot();
   const paths = new Set([
     ...Object.keys(snap.trust),
-    ...k.inFlight.map((r) => r.meta.pathKey),
+    ...k.inFlight.flatMap((r) => r.meta ? [r.meta.pathKey] : []),
   ]);
   const trust: Record<string, PathTrust> = {};
   for (const p of paths) {

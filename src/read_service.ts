@@ -6,18 +6,14 @@
  * @module
  */
 import { existsSync, readFileSync, realpathSync } from "node:fs";
-import {
-  decideRead,
-  type DecisionConfig,
-  type ReadDecision,
-  requiredBaseHash,
-} from "./decision.ts";
+import { decidePlan, type DecisionConfig, planRead, type ReadDecision } from "./decision.ts";
 import type { BranchKnowledge } from "./knowledge.ts";
 import type { ObjectStore } from "./object_store.ts";
 import { canonicalPathKey } from "./path_key.ts";
 import type { ReadCacheInvalidationV1 } from "./meta.ts";
 import { countLines, type ReadRequest, type ReadTarget, resolveReadTarget } from "./range.ts";
 import { invalidationRecord, invalidationScope } from "./refresh.ts";
+import type { ReadCall } from "./replay.ts";
 
 /**
  * What {@linkcode serveRead} needs from its host.
@@ -51,6 +47,8 @@ export interface ServedRead {
   target: ReadTarget;
   /** Canonical identity of the file. */
   pathKey: string;
+  /** The resolved call: the name the model used, the identity, offset and limit. */
+  call: ReadCall;
   /** Set when the file is an image: the host's own read tool must serve it. */
   imageMimeType?: string;
   /** The decision (for images: a plain placeholder decision). */
@@ -120,6 +118,43 @@ export function locateRead(
 }
 
 /**
+ * Resolves the arguments of a `read` tool call into a {@linkcode ReadCall}
+ * (name, identity, offset, limit) against the real file system, or
+ * `undefined` when they do not resolve (bad range, not a string path).
+ *
+ * @example
+ * ```ts
+ * import { resolveCall } from "@readcache/core";
+ * resolveCall({ path: "/tmp/x.txt", offset: 2 }, { cwd: "/", home: "/root" });
+ * // { name: "/tmp/x.txt", pathKey: "/tmp/x.txt", offset: 2 }
+ * ```
+ */
+export function resolveCall(
+  args: unknown,
+  deps: Pick<ReadServiceDeps, "cwd" | "home">,
+): ReadCall | undefined {
+  const a = typeof args === "object" && args !== null ? args as Record<string, unknown> : {};
+  if (typeof a.path !== "string" || a.path === "") return undefined;
+  const num = (v: unknown) => typeof v === "number" ? v : undefined;
+  try {
+    const { target, pathKey } = locateRead(
+      { path: a.path, offset: num(a.offset), limit: num(a.limit) },
+      deps,
+    );
+    return callOf(target, pathKey);
+  } catch {
+    return undefined;
+  }
+}
+
+function callOf(target: ReadTarget, pathKey: string): ReadCall {
+  const call: ReadCall = { name: target.resolvedPath, pathKey };
+  if (target.offset !== undefined) call.offset = target.offset;
+  if (target.limit !== undefined) call.limit = target.limit;
+  return call;
+}
+
+/**
  * Serves one read: resolution, one read of the bytes, knowledge lookup, base
  * lookup in the store, the pure decision, then persisting the served content
  * (a store that fails to read or write does not fail the read: a base that
@@ -138,31 +173,31 @@ export async function serveRead(
   deps: ReadServiceDeps,
 ): Promise<ServedRead> {
   const { target, pathKey } = locateRead(req, deps);
+  const call = callOf(target, pathKey);
   const bytes = new Uint8Array(readFileSync(target.resolvedPath));
   const image = detectImageMimeType(bytes);
   if (image) {
     return {
       target,
       pathKey,
+      call,
       imageMimeType: image,
       decision: { mode: null, text: `Read image file [${image}]`, details: {}, reason: "binary" },
     };
   }
-  const input = {
+  const plan = planRead({
     displayPath: target.displayPath,
     pathKey,
     offset: target.offset,
     limit: target.limit,
     bytes,
-    trust: knowledge.pathTrust(pathKey),
+    knowledge: knowledge.file(pathKey, call.name),
     bypass: req.bypass === true,
     config: deps.config,
-  };
-  const need = requiredBaseHash(input);
-  const base = need === undefined
-    ? undefined
-    : { hash: need, bytes: await loadBase(deps.store, need) };
-  const decision = decideRead(base ? { ...input, base } : input);
+  });
+  const objects = new Map<string, Uint8Array | undefined>();
+  for (const hash of plan.needs) objects.set(hash, await loadBase(deps.store, hash));
+  const decision = decidePlan(plan, objects);
   if (decision.store) {
     try {
       await deps.store.put(decision.store.hash, decision.store.bytes);
@@ -170,7 +205,7 @@ export async function serveRead(
       // supporting data only: a later diff against it falls back to the baseline
     }
   }
-  return { target, pathKey, decision };
+  return { target, pathKey, call, decision };
 }
 
 /**

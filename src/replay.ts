@@ -12,15 +12,41 @@ import {
   parseInvalidation,
   parseReadCacheMeta,
   READ_MODES,
+  type ReadCacheInvalidationV1,
   type ReadCacheMetaV1,
   type ReadMode,
 } from "./meta.ts";
+import { FULL_SCOPE, parseScopeKey } from "./scope.ts";
 import {
   type PathTrust,
   pathTrustAfterInvalidation,
   pathTrustAfterRead,
   type TrustState,
 } from "./trust.ts";
+import { addView, type LineView, TO_END, viewLinesOf } from "./view.ts";
+
+/**
+ * The tool call a read result answers, resolved by the shell (SPEC §3) from
+ * the call's own arguments: the name the model used (the resolved path it
+ * typed), the file's canonical identity, and the requested `offset`/`limit`
+ * (after `path:N-M` shorthand).
+ *
+ * @example
+ * ```ts
+ * import type { ReadCall } from "@readcache/core";
+ * const call: ReadCall = { name: "/w/link.txt", pathKey: "/w/v1.txt", offset: 5, limit: 3 };
+ * ```
+ */
+export interface ReadCall {
+  /** The resolved path the model typed (its name for the file). */
+  name: string;
+  /** Canonical identity of the file the name resolved to. */
+  pathKey: string;
+  /** Requested first line. */
+  offset?: number;
+  /** Requested number of lines. */
+  limit?: number;
+}
 
 /**
  * One session entry as replay sees it. `meta` and `data` are raw (unparsed)
@@ -37,10 +63,15 @@ export type ReplayEntry =
     id: string;
     parentId: string | null;
     kind: "read";
-    /** Raw `details.readcache` of a `read` tool result. */
+    /**
+     * Raw `details.readcache` of a `read` tool result; `undefined` for a read
+     * served without metadata (its content is unknown to the cache).
+     */
     meta: unknown;
     /** Tool call id, used to drop persisted reads from the in-flight overlay. */
     callId?: string;
+    /** The call this result answers, when it is on the branch (metadata is checked against it). */
+    call?: ReadCall;
   }
   | {
     id: string;
@@ -56,7 +87,13 @@ export type ReplayEntry =
     /** Recorded by pi for context rebuilding; intentionally ignored for trust. */
     firstKeptEntryId?: string;
   }
-  | { id: string; parentId: string | null; kind: "other" };
+  | {
+    id: string;
+    parentId: string | null;
+    kind: "other";
+    /** True for the result of a tool call (of any tool): it keeps the in-flight overlay. */
+    toolResult?: boolean;
+  };
 
 /**
  * Where the replay window of a branch starts.
@@ -162,10 +199,106 @@ export interface ReplaySnapshot {
 }
 
 /**
- * Incremental replay engine. Holds the trust of one branch and extends it by
- * appended entries in O(new entries); when the branch no longer continues the
- * replayed one (the leaf moved elsewhere, or a new compaction appeared) it
- * replays from the latest compaction instead.
+ * True when read metadata is consistent with the tool call it answers
+ * (SPEC §5.6): same `pathKey`, the scope starts at the requested offset, ends
+ * within the requested limit and the file, and names the scope key of those
+ * lines. Metadata that fails this creates no trust.
+ *
+ * @example
+ * ```ts
+ * import { metaMatchesCall } from "@readcache/core";
+ * const meta = { v: 1, pathKey: "/w/a", scopeKey: "r:5:7", servedHash: "h", mode: "full",
+ *   totalLines: 40, rangeStart: 5, rangeEnd: 7, bytes: 3 } as const;
+ * metaMatchesCall(meta, { name: "/w/a", pathKey: "/w/a", offset: 5, limit: 3 }); // true
+ * metaMatchesCall(meta, { name: "/w/b", pathKey: "/w/b", offset: 5, limit: 3 }); // false
+ * ```
+ */
+export function metaMatchesCall(meta: ReadCacheMetaV1, call: ReadCall): boolean {
+  if (meta.pathKey !== call.pathKey) return false;
+  const start = call.offset ?? 1;
+  const last = call.limit === undefined ? meta.totalLines : start + call.limit - 1;
+  if (meta.rangeStart !== start || meta.rangeEnd > last || meta.rangeEnd > meta.totalLines) {
+    return false;
+  }
+  const scope = parseScopeKey(meta.scopeKey);
+  if (scope === FULL_SCOPE) return meta.rangeStart === 1 && meta.rangeEnd === meta.totalLines;
+  return scope !== undefined && scope.start === meta.rangeStart && scope.end === meta.rangeEnd &&
+    !(meta.rangeStart === 1 && meta.rangeEnd === meta.totalLines);
+}
+
+/**
+ * Where {@linkcode applyReadEvent} keeps trust and views. The replay cursor
+ * keeps every file; the in-flight overlay keeps one file.
+ *
+ * @example
+ * ```ts ignore
+ * const sink: ViewSink = { trust: (k) => map.get(k), setTrust: (k, t) => map.set(k, t),
+ *   addKeyView: () => {}, addNameView: () => {} };
+ * ```
+ */
+export interface ViewSink {
+  /** Trust of a file. */
+  trust(pathKey: string): PathTrust | undefined;
+  /** Replaces the trust of a file. */
+  setTrust(pathKey: string, trust: PathTrust | undefined): void;
+  /** Adds a view under a canonical identity. */
+  addKeyView(pathKey: string, view: LineView): void;
+  /** Adds a view under a name. */
+  addNameView(name: string, view: LineView): void;
+}
+
+/**
+ * How a read event was taken: `applied` / `ignored` by the transition guards
+ * (it took a `seq`), or `untrusted` (no metadata, invalid metadata, or
+ * metadata that does not match its call: no `seq`, and its lines count as
+ * unknown to the model's view).
+ */
+export type ReadEventOutcome = "applied" | "ignored" | "untrusted";
+
+/**
+ * Applies one read result to trust and views (SPEC §5.2, §5.5, §5.6). `seq`
+ * is the sequence number it takes if its metadata is valid and matches its
+ * call. An applied read adds a view of its content; a read the guards ignore,
+ * or one without trustworthy metadata, adds a view of unknown content
+ * (`hash: null`) under every identity it names.
+ *
+ * @example
+ * ```ts ignore
+ * applyReadEvent(sink, meta, call, cursorSeq + 1); // "applied"
+ * ```
+ */
+export function applyReadEvent(
+  sink: ViewSink,
+  meta: ReadCacheMetaV1 | undefined,
+  call: ReadCall | undefined,
+  seq: number,
+): ReadEventOutcome {
+  if (meta !== undefined && (call === undefined || metaMatchesCall(meta, call))) {
+    const r = pathTrustAfterRead(sink.trust(meta.pathKey), meta, seq);
+    if (r.outcome === "applied") sink.setTrust(meta.pathKey, r.trust);
+    const view: LineView = {
+      seq,
+      ...viewLinesOf(meta),
+      hash: r.outcome === "applied" ? meta.servedHash : null,
+    };
+    sink.addKeyView(meta.pathKey, view);
+    sink.addNameView(call?.name ?? meta.pathKey, view);
+    return r.outcome;
+  }
+  const unknown: LineView = { seq: seq - 0.5, start: 1, end: TO_END, hash: null };
+  if (meta !== undefined) sink.addKeyView(meta.pathKey, unknown);
+  if (call !== undefined) {
+    sink.addKeyView(call.pathKey, unknown);
+    sink.addNameView(call.name, unknown);
+  }
+  return "untrusted";
+}
+
+/**
+ * Incremental replay engine. Holds the trust and the model's views of one
+ * branch and extends them by appended entries in O(new entries); when the
+ * branch no longer continues the replayed one (the leaf moved elsewhere, or
+ * a new compaction appeared) it replays from the latest compaction instead.
  *
  * The cursor owns its state and mutates it; use {@linkcode replayBranch} for a
  * one-shot pure replay.
@@ -181,6 +314,8 @@ export interface ReplaySnapshot {
  */
 export class ReplayCursor {
   #trust = new Map<string, PathTrust>();
+  #keyViews = new Map<string, LineView[]>();
+  #nameViews = new Map<string, LineView[]>();
   #seq = 0;
   #boundary: ReplayBoundary = { startIndex: 0, compactionId: null };
   #consumed = 0;
@@ -188,6 +323,15 @@ export class ReplayCursor {
   #counts: ModeCounts = zeroCounts();
   #ignored = 0;
   #last: "replayed" | "extended" | "unchanged" = "replayed";
+  readonly #sink: ViewSink = {
+    trust: (k) => this.#trust.get(k),
+    setTrust: (k, t) => {
+      if (t === undefined) this.#trust.delete(k);
+      else this.#trust.set(k, t);
+    },
+    addKeyView: (k, v) => this.#keyViews.set(k, addView(this.#keyViews.get(k) ?? [], v)),
+    addNameView: (n, v) => this.#nameViews.set(n, addView(this.#nameViews.get(n) ?? [], v)),
+  };
 
   /** How the last {@linkcode ReplayCursor.advance} call proceeded. */
   get lastAdvance(): "replayed" | "extended" | "unchanged" {
@@ -235,6 +379,16 @@ export class ReplayCursor {
     return this.#trust.get(pathKey);
   }
 
+  /** The model's views of a file under its canonical identity, oldest first. */
+  keyViews(pathKey: string): readonly LineView[] {
+    return this.#keyViews.get(pathKey) ?? [];
+  }
+
+  /** The model's views of a file under a name it used, oldest first. */
+  nameViews(name: string): readonly LineView[] {
+    return this.#nameViews.get(name) ?? [];
+  }
+
   /** A frozen copy of the replay state. O(tracked files). */
   snapshot(): ReplaySnapshot {
     return {
@@ -250,6 +404,8 @@ export class ReplayCursor {
 
   #reset(boundary: ReplayBoundary): void {
     this.#trust = new Map();
+    this.#keyViews = new Map();
+    this.#nameViews = new Map();
     this.#seq = 0;
     this.#boundary = boundary;
     this.#counts = zeroCounts();
@@ -262,27 +418,48 @@ export class ReplayCursor {
       if (e.kind === "compaction") {
         this.#reset({ startIndex: i + 1, compactionId: e.id });
       } else if (e.kind === "read") {
-        const meta = parseReadCacheMeta(e.meta);
-        if (meta) this.#applyRead(meta);
+        const meta = e.meta === undefined ? undefined : parseReadCacheMeta(e.meta);
+        const outcome = applyReadEvent(this.#sink, meta, e.call, this.#seq + 1);
+        if (outcome !== "untrusted") {
+          this.#seq++;
+          this.#counts[meta!.mode]++;
+          if (outcome === "ignored") this.#ignored++;
+        }
       } else if (e.kind === "invalidate") {
         const inv = parseInvalidation(e.data);
-        if (inv) {
-          const next = pathTrustAfterInvalidation(this.#trust.get(inv.pathKey), inv.scopeKey);
-          if (next) this.#trust.set(inv.pathKey, next);
-          else this.#trust.delete(inv.pathKey);
-        }
+        if (inv) applyInvalidationEvent(this.#sink, inv, this.#seq + 1);
       }
     }
     this.#consumed = branch.length;
     this.#leafId = branch.length > 0 ? branch[branch.length - 1].id : null;
   }
+}
 
-  #applyRead(meta: ReadCacheMetaV1): void {
-    this.#seq++;
-    this.#counts[meta.mode]++;
-    const r = pathTrustAfterRead(this.#trust.get(meta.pathKey), meta, this.#seq);
-    if (r.outcome === "ignored") this.#ignored++;
-    else if (r.trust) this.#trust.set(meta.pathKey, r.trust);
+/**
+ * Applies an invalidation (SPEC §5.3): `full` drops every trust slot of the
+ * file; a range drops that range slot and marks those lines unknown in the
+ * model's view, so no older base vouches for them until a read shows them
+ * again. `seq` is the sequence number the next read would take.
+ *
+ * @example
+ * ```ts ignore
+ * applyInvalidationEvent(sink, { v: 1, kind: "invalidate", pathKey: "/a", scopeKey: "r:2:3", at: 1 }, 4);
+ * ```
+ */
+export function applyInvalidationEvent(
+  sink: ViewSink,
+  inv: ReadCacheInvalidationV1,
+  seq: number,
+): void {
+  sink.setTrust(inv.pathKey, pathTrustAfterInvalidation(sink.trust(inv.pathKey), inv.scopeKey));
+  const scope = parseScopeKey(inv.scopeKey);
+  if (scope !== undefined && scope !== FULL_SCOPE) {
+    sink.addKeyView(inv.pathKey, {
+      seq: seq - 0.5,
+      start: scope.start,
+      end: scope.end,
+      hash: null,
+    });
   }
 }
 

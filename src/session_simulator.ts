@@ -12,8 +12,9 @@ import { dirname, join } from "node:path";
 import { FsObjectStore } from "./adapters/fs_object_store.ts";
 import type { DecisionConfig } from "./decision.ts";
 import { BranchKnowledge } from "./knowledge.ts";
-import { locateRead, resolveInvalidation, serveRead } from "./read_service.ts";
-import { activeBranch, type ReplayEntry } from "./replay.ts";
+import type { ReadRequest } from "./range.ts";
+import { locateRead, resolveCall, resolveInvalidation, serveRead } from "./read_service.ts";
+import { activeBranch, type ReadCall, type ReplayEntry } from "./replay.ts";
 import type { Scenario, ScenarioStep } from "./vector_schema.ts";
 
 /** One result line of the port contract. */
@@ -33,10 +34,36 @@ type EntryBody = ReplayEntry extends infer E
   ? E extends ReplayEntry ? Omit<E, "id" | "parentId"> : never
   : never;
 
+/** A session entry: a replay entry, plus the raw arguments of the call a read result answers. */
+type SimEntry = ReplayEntry & { args?: ReadRequest };
+
 interface Session {
-  entries: ReplayEntry[];
+  entries: SimEntry[];
   leaf: string | null;
   knowledge: BranchKnowledge;
+  /**
+   * Calls resolved so far, by entry id: like the pi adapter, a call is
+   * resolved against the file system when replay first sees its result, and
+   * again after a restart.
+   */
+  calls: Map<string, ReadCall | undefined>;
+}
+
+const FILE_OPS: ReadonlySet<string> = new Set(["write", "remove", "symlink", "storeFault"]);
+
+/**
+ * True when the read step at `index` starts a new turn (a new assistant
+ * message): it does unless the previous read step, with only file changes in
+ * between, was served in flight (`persist: false`) — the reads of one turn
+ * are the calls of one assistant message.
+ */
+export function startsTurn(steps: readonly ScenarioStep[], index: number): boolean {
+  for (let i = index - 1; i >= 0; i--) {
+    const s = steps[i];
+    if (s.op === "read") return s.persist !== false;
+    if (!FILE_OPS.has(s.op)) return true;
+  }
+  return true;
 }
 
 /**
@@ -92,45 +119,62 @@ export async function runScenario(
 
   let counter = 0;
   const nextId = () => `e${++counter}`;
-  let session: Session = { entries: [], leaf: null, knowledge: new BranchKnowledge() };
+  let session: Session = {
+    entries: [],
+    leaf: null,
+    knowledge: new BranchKnowledge(),
+    calls: new Map(),
+  };
   const labels = new Map<string, string>();
   const lastServed = new Map<string, string>();
   const results: StepResult[] = [];
 
-  const append = (e: EntryBody): string => {
+  const append = (e: EntryBody & { args?: ReadRequest }): string => {
     const id = nextId();
-    session.entries.push({ ...e, id, parentId: session.leaf } as ReplayEntry);
+    session.entries.push({ ...e, id, parentId: session.leaf } as SimEntry);
     session.leaf = id;
     return id;
   };
-  const branch = () => activeBranch(session.entries, session.leaf);
+  const toReplay = (e: SimEntry): ReplayEntry => {
+    if (e.kind !== "read" || e.args === undefined) return e;
+    const { args, ...rest } = e;
+    if (!session.calls.has(e.id)) session.calls.set(e.id, resolveCall(args, { cwd, home }));
+    const call = session.calls.get(e.id);
+    return call === undefined ? rest : { ...rest, call };
+  };
+  const branch = () => (activeBranch(session.entries, session.leaf) as SimEntry[]).map(toReplay);
 
   const run = async (step: ScenarioStep, index: number): Promise<void> => {
     switch (step.op) {
       case "read": {
+        // the assistant message that carries this call (and the next in-flight ones)
+        if (startsTurn(vector.steps, index)) append({ kind: "other" });
+        const args: ReadRequest = { path: step.path };
+        if (step.offset !== undefined) args.offset = step.offset;
+        if (step.limit !== undefined) args.limit = step.limit;
+        const callId = `call-${index}`;
         try {
           session.knowledge.sync(branch());
           const served = await serveRead(
-            { path: step.path, offset: step.offset, limit: step.limit, bypass: step.bypass },
+            { ...args, bypass: step.bypass },
             session.knowledge,
             { cwd, home, store, config },
           );
           const d = served.decision;
           const meta = d.details.readcache;
-          const callId = `call-${index}`;
           if (meta) lastServed.set(meta.pathKey, meta.servedHash);
           if (step.persist === false) {
-            if (meta) session.knowledge.recordServed({ meta, callId });
-          } else if (meta) {
-            append({ kind: "read", meta, callId });
+            session.knowledge.recordServed(
+              meta ? { meta, call: served.call, callId } : { call: served.call, callId },
+            );
           } else {
-            append({ kind: "other" });
+            append({ kind: "read", meta, callId, args });
           }
           const r: StepResult = { step: index, mode: d.mode, text: d.text };
           if (meta) r.scope = meta.scopeKey;
           results.push(r);
         } catch (e) {
-          if (step.persist !== false) append({ kind: "other" });
+          if (step.persist !== false) append({ kind: "other", toolResult: true });
           results.push({ step: index, error: e instanceof Error ? e.message : String(e) });
         }
         return;
@@ -156,9 +200,9 @@ export async function runScenario(
         if (to === undefined || !session.entries.some((e) => e.id === to)) {
           throw new Error(`step ${index}: no label '${step.to}' in this session`);
         }
+        // No overlay drop here: the knowledge itself ends in-flight reads whose turn is over
+        // (SPEC §6.3); the pi port also runs with and without pi's session_tree event.
         session.leaf = to;
-        // what pi's session_tree event does; see SPEC §6.3
-        session.knowledge.clearOverlay();
         return;
       }
       case "compact": {
@@ -172,13 +216,17 @@ export async function runScenario(
       }
       case "fork":
         session = {
-          entries: branch().map((e) => ({ ...e })),
+          entries: (activeBranch(session.entries, session.leaf) as SimEntry[]).map((e) => ({
+            ...e,
+          })),
           leaf: session.leaf,
           knowledge: new BranchKnowledge(),
+          calls: new Map(),
         };
         return;
       case "restart":
         session.knowledge = new BranchKnowledge();
+        session.calls = new Map();
         return;
       case "invalidate": {
         const data = resolveInvalidation(

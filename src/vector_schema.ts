@@ -109,6 +109,12 @@ const replayEntry = z.discriminatedUnion("kind", [
     kind: z.literal("read"),
     meta: z.unknown(),
     callId: z.string().optional(),
+    call: z.strictObject({
+      name: z.string().min(1),
+      pathKey: z.string().min(1),
+      offset: z.number().optional(),
+      limit: z.number().optional(),
+    }).optional().describe("the resolved call the result answers (SPEC §5.6)"),
   }),
   z.strictObject({
     id: z.string(),
@@ -122,7 +128,14 @@ const replayEntry = z.discriminatedUnion("kind", [
     kind: z.literal("compaction"),
     firstKeptEntryId: z.string().optional(),
   }),
-  z.strictObject({ id: z.string(), parentId: z.string().nullable(), kind: z.literal("other") }),
+  z.strictObject({
+    id: z.string(),
+    parentId: z.string().nullable(),
+    kind: z.literal("other"),
+    toolResult: z.boolean().optional().describe(
+      "true for the result of a tool call of any tool (keeps the in-flight overlay)",
+    ),
+  }),
 ]);
 
 /** Layer 2: branch replay. */

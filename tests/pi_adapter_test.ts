@@ -174,8 +174,12 @@ Deno.test(
   "a read served but never persisted stops counting at the next turn",
   withCwd(async (cwd) => {
     const host = started(cwd);
-    await host.callTool("read", { path: "a.txt" }, { persist: false });
-    assert.equal(await mode(host, { path: "a.txt" }), "unchanged", "same turn: in-flight overlay");
+    const args = { path: "a.txt" };
+    const [c1, c2] = host.assistantToolCalls([{ name: "read", args }, { name: "read", args }]);
+    await host.runTool(c1, "read", args, { persist: false });
+    const second = await host.runTool(c2, "read", args, { persist: false });
+    assert.ok(second.ok && second.text.startsWith("[readcache: unchanged"), "same turn: overlay");
+    assert.equal(await mode(host, args), "full", "a new assistant message: that turn is over");
     const h2 = started(cwd);
     await h2.callTool("read", { path: "a.txt" }, { persist: false });
     h2.emit("turn_start");

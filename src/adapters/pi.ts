@@ -29,12 +29,12 @@ import { BranchKnowledge, type InFlightRead } from "../knowledge.ts";
 import { READCACHE_CUSTOM_TYPE, type ReadCacheMetaV1 } from "../meta.ts";
 import type { ObjectStore } from "../object_store.ts";
 import type { ReadRequest } from "../range.ts";
-import { resolveInvalidation, serveRead } from "../read_service.ts";
+import { resolveCall, resolveInvalidation, serveRead } from "../read_service.ts";
 import { parseRefreshArgs } from "../refresh.ts";
 import { branchStatus, formatBranchStatus } from "../status.ts";
 import type { TruncationResult } from "../truncate.ts";
 import { FsObjectStore } from "./fs_object_store.ts";
-import { piBranchToReplay, type PiEntryLike } from "./pi_branch.ts";
+import { PiBranchConverter, piBranchToReplay, type PiEntryLike } from "./pi_branch.ts";
 
 /**
  * The part of pi's `ExtensionContext` (and `ExtensionCommandContext`) the
@@ -283,30 +283,39 @@ function aborted(): Error {
  * next one.
  */
 class ReadcacheRuntime {
-  readonly #knowledge = new Map<string, BranchKnowledge>();
+  readonly #sessions = new Map<
+    string,
+    { knowledge: BranchKnowledge; convert: PiBranchConverter }
+  >();
   #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(readonly home: () => string) {}
 
   knowledgeFor(ctx: PiContextLike): BranchKnowledge {
     const id = ctx.sessionManager.getSessionId();
-    let k = this.#knowledge.get(id);
-    if (k === undefined) {
-      k = new BranchKnowledge();
-      this.#knowledge.set(id, k);
+    let s = this.#sessions.get(id);
+    if (s === undefined) {
+      const deps = { cwd: ctx.cwd, home: this.home() };
+      s = {
+        knowledge: new BranchKnowledge(),
+        convert: new PiBranchConverter((args) => resolveCall(args, deps)),
+      };
+      this.#sessions.set(id, s);
     }
-    k.sync(piBranchToReplay(ctx.sessionManager.getBranch()));
-    return k;
+    s.knowledge.sync(s.convert.branch(ctx.sessionManager.getBranch()));
+    return s.knowledge;
   }
 
   inFlight(ctx: PiContextLike): readonly InFlightRead[] {
-    return this.#knowledge.get(ctx.sessionManager.getSessionId())?.inFlight ?? [];
+    return this.#sessions.get(ctx.sessionManager.getSessionId())?.knowledge.inFlight ?? [];
   }
 
   clearOverlays(): void {
-    for (const k of this.#knowledge.values()) k.clearOverlay();
+    for (const s of this.#sessions.values()) s.knowledge.clearOverlay();
   }
 
   clearAll(): void {
-    this.#knowledge.clear();
+    this.#sessions.clear();
   }
 
   serialized<T>(task: () => Promise<T>): Promise<T> {
@@ -334,7 +343,7 @@ export function createReadcacheExtension(
   const now = options.now ?? Date.now;
 
   return (pi: PiExtensionHost): void => {
-    const rt = new ReadcacheRuntime();
+    const rt = new ReadcacheRuntime(home);
 
     const builtinRead = (
       toolCallId: string,
@@ -385,20 +394,30 @@ export function createReadcacheExtension(
             // not a file, a failing store, a bug) fails open: pi's own read serves the call,
             // with pi's output or pi's error, and no trust is recorded.
             if (e instanceof ReadCacheError) throw e;
-            return await builtinRead(toolCallId, req, signal, ctx);
+            const result = await builtinRead(toolCallId, req, signal, ctx);
+            // pi showed something we did not vouch for: its lines count as unknown
+            const call = resolveCall(req, { cwd: ctx.cwd, home: home() });
+            if (call !== undefined) knowledge.recordServed({ call, callId: toolCallId });
+            return result;
           }
           if (served.imageMimeType !== undefined) {
-            return await builtinRead(
+            const result = await builtinRead(
               toolCallId,
               { path: served.target.resolvedPath },
               signal,
               ctx,
             );
+            knowledge.recordServed({ call: served.call, callId: toolCallId });
+            return result;
           }
           if (signal?.aborted) throw aborted();
           const { decision } = served;
           const meta = decision.details.readcache;
-          if (meta) knowledge.recordServed({ meta, callId: toolCallId });
+          knowledge.recordServed(
+            meta
+              ? { meta, call: served.call, callId: toolCallId }
+              : { call: served.call, callId: toolCallId },
+          );
           const details: ReadcacheReadDetails = { ...decision.details };
           return {
             content: [{ type: "text", text: decision.text }],

@@ -6,7 +6,7 @@
  * @module
  */
 import { READCACHE_CUSTOM_TYPE } from "../meta.ts";
-import type { ReplayEntry } from "../replay.ts";
+import type { ReadCall, ReplayEntry } from "../replay.ts";
 
 /**
  * The fields of a pi session entry replay looks at. pi's own `SessionEntry`
@@ -40,11 +40,51 @@ function asRecord(v: unknown): Record<string, unknown> | undefined {
 }
 
 /**
- * Converts one pi session entry. A successful `read` tool result carrying
- * `details.readcache` becomes a `read` event (its tool call id is kept); a
- * `pi-readcache` custom entry an `invalidate` event; a `compaction` entry the
- * barrier; everything else (including failed reads and results of other
- * tools) is `other`. Metadata is passed through raw: replay validates it.
+ * Resolves the arguments of a `read` tool call (as the model sent them) into
+ * the call's name, identity, offset and limit; `undefined` when they do not
+ * resolve. The read service's `resolveCall` is the real one.
+ *
+ * @example
+ * ```ts
+ * import type { CallResolver } from "@readcache/core/pi-branch";
+ * const resolve: CallResolver = (args) => ({ name: "/w/a.ts", pathKey: "/w/a.ts" });
+ * ```
+ */
+export type CallResolver = (args: unknown) => ReadCall | undefined;
+
+/**
+ * The `read` tool calls of an assistant message entry, by tool call id.
+ *
+ * @example
+ * ```ts
+ * import { readCallsOf } from "@readcache/core/pi-branch";
+ * readCallsOf({ type: "message", id: "a", parentId: null, message: { role: "assistant",
+ *   content: [{ type: "toolCall", id: "c1", name: "read", arguments: { path: "a.ts" } }] } });
+ * // [["c1", { path: "a.ts" }]]
+ * ```
+ */
+export function readCallsOf(entry: PiEntryLike): [string, unknown][] {
+  if (entry.type !== "message") return [];
+  const msg = asRecord(entry.message);
+  if (msg?.role !== "assistant" || !Array.isArray(msg.content)) return [];
+  const out: [string, unknown][] = [];
+  for (const block of msg.content) {
+    const b = asRecord(block);
+    if (b?.type === "toolCall" && b.name === "read" && typeof b.id === "string") {
+      out.push([b.id, b.arguments]);
+    }
+  }
+  return out;
+}
+
+/**
+ * Converts one pi session entry (SPEC §11.3). A successful `read` tool result
+ * becomes a `read` event with its raw `details.readcache` (absent for a read
+ * served without metadata), its tool call id, and the resolved call when
+ * `args` (the call's arguments) and `resolve` are given; a `pi-readcache`
+ * custom entry an `invalidate` event; a `compaction` entry the barrier; a
+ * result of another tool (or a failed read) `other` with `toolResult`;
+ * everything else `other`. Metadata is passed through raw: replay validates it.
  *
  * @example
  * ```ts
@@ -53,7 +93,11 @@ function asRecord(v: unknown): Record<string, unknown> | undefined {
  * // "invalidate"
  * ```
  */
-export function piEntryToReplay(entry: PiEntryLike): ReplayEntry {
+export function piEntryToReplay(
+  entry: PiEntryLike,
+  args?: unknown,
+  resolve?: CallResolver,
+): ReplayEntry {
   const { id, parentId } = entry;
   if (entry.type === "compaction") {
     return entry.firstKeptEntryId === undefined
@@ -65,23 +109,85 @@ export function piEntryToReplay(entry: PiEntryLike): ReplayEntry {
   }
   if (entry.type === "message") {
     const msg = asRecord(entry.message);
-    const meta = asRecord(msg?.details)?.readcache;
-    if (
-      msg?.role === "toolResult" && msg.toolName === "read" && msg.isError !== true &&
-      meta !== undefined
-    ) {
-      return typeof msg.toolCallId === "string"
-        ? { id, parentId, kind: "read", meta, callId: msg.toolCallId }
-        : { id, parentId, kind: "read", meta };
+    if (msg?.role === "toolResult") {
+      if (msg.toolName === "read" && msg.isError !== true) {
+        const meta = asRecord(msg.details)?.readcache;
+        const call = args !== undefined && resolve !== undefined ? resolve(args) : undefined;
+        if (meta !== undefined || call !== undefined) {
+          const e: ReplayEntry = { id, parentId, kind: "read", meta };
+          if (typeof msg.toolCallId === "string") e.callId = msg.toolCallId;
+          if (call !== undefined) e.call = call;
+          return e;
+        }
+      }
+      return { id, parentId, kind: "other", toolResult: true };
     }
   }
   return { id, parentId, kind: "other" };
 }
 
 /**
- * Converts a branch (root to leaf). Entries are converted once and cached by
- * object identity, so converting the growing branch of a live session before
- * every read costs one map lookup per unchanged entry.
+ * Converts branches of one session, caching each entry's conversion by object
+ * identity (pi keeps its entry objects), so converting the growing branch of a
+ * live session before every read costs one map lookup per old entry. With a
+ * resolver, the call a read result answers is resolved once, when the result
+ * is first converted (SPEC §5.6); make a new converter when the session is
+ * reopened.
+ *
+ * @example
+ * ```ts
+ * import { PiBranchConverter } from "@readcache/core/pi-branch";
+ * const convert = new PiBranchConverter();
+ * convert.branch([{ type: "message", id: "a", parentId: null, message: { role: "user" } }]);
+ * // [{ id: "a", parentId: null, kind: "other" }]
+ * ```
+ */
+export class PiBranchConverter {
+  readonly #converted = new WeakMap<PiEntryLike, ReplayEntry>();
+  readonly #calls = new WeakMap<PiEntryLike, [string, unknown][]>();
+  readonly #resolve: CallResolver | undefined;
+
+  /** `resolve` resolves read call arguments; without it, reads carry no call. */
+  constructor(resolve?: CallResolver) {
+    this.#resolve = resolve;
+  }
+
+  /** Converts a branch (root to leaf). */
+  branch(branch: readonly PiEntryLike[]): ReplayEntry[] {
+    return branch.map((e, index) => {
+      let r = this.#converted.get(e);
+      if (r === undefined) {
+        const args = this.#resolve === undefined ? undefined : this.#argsOf(branch, index);
+        r = piEntryToReplay(e, args, this.#resolve);
+        this.#converted.set(e, r);
+      }
+      return r;
+    });
+  }
+
+  /** Arguments of the read call a tool result answers: in the nearest assistant message before it. */
+  #argsOf(branch: readonly PiEntryLike[], index: number): unknown {
+    const msg = branch[index].type === "message" ? asRecord(branch[index].message) : undefined;
+    if (msg?.role !== "toolResult" || typeof msg.toolCallId !== "string") return undefined;
+    for (let i = index - 1; i >= 0; i--) {
+      const e = branch[i];
+      if (e.type !== "message" || asRecord(e.message)?.role !== "assistant") continue;
+      let calls = this.#calls.get(e);
+      if (calls === undefined) {
+        calls = readCallsOf(e);
+        this.#calls.set(e, calls);
+      }
+      return calls.find(([id]) => id === msg.toolCallId)?.[1];
+    }
+    return undefined;
+  }
+}
+
+const defaultConverter = new PiBranchConverter();
+
+/**
+ * Converts a branch (root to leaf) without resolving calls (reads count under
+ * their `pathKey` as name). Entries are cached by object identity.
  *
  * @example
  * ```ts
@@ -91,17 +197,8 @@ export function piEntryToReplay(entry: PiEntryLike): ReplayEntry {
  * ```
  */
 export function piBranchToReplay(branch: readonly PiEntryLike[]): ReplayEntry[] {
-  return branch.map((e) => {
-    let r = converted.get(e);
-    if (r === undefined) {
-      r = piEntryToReplay(e);
-      converted.set(e, r);
-    }
-    return r;
-  });
+  return defaultConverter.branch(branch);
 }
-
-const converted = new WeakMap<PiEntryLike, ReplayEntry>();
 
 /**
  * Parses the text of a pi session JSONL file into its entries (the header and
