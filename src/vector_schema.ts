@@ -107,7 +107,9 @@ const replayEntry = z.discriminatedUnion("kind", [
     id: z.string(),
     parentId: z.string().nullable(),
     kind: z.literal("read"),
-    meta: z.unknown(),
+    meta: z.unknown().optional().describe(
+      "raw details.readcache; absent for a read result served without metadata",
+    ),
     callId: z.string().optional(),
     call: z.strictObject({
       name: z.string().min(1),
