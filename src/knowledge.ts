@@ -14,6 +14,7 @@ import {
   type ReplaySnapshot,
   type ViewSink,
 } from "./replay.ts";
+import type { ScopeKey } from "./scope.ts";
 import type { PathTrust } from "./trust.ts";
 import { addView, type LineView, TO_END } from "./view.ts";
 
@@ -212,6 +213,22 @@ export class BranchKnowledge {
     }
     const trust = sink.trust(pathKey);
     return { trust, keyViews, nameViews };
+  }
+
+  /**
+   * The scope the latest read of `pathKey` with exactly this `offset`/`limit`
+   * showed (in flight or replayed), or `undefined`: a refresh of that request
+   * drops what the model was shown, not what the request would show now.
+   */
+  shownScope(pathKey: string, offset?: number, limit?: number): ScopeKey | undefined {
+    for (let i = this.#overlay.length - 1; i >= 0; i--) {
+      const { meta, call } = this.#overlay[i].read;
+      if (
+        meta !== undefined && call !== undefined && call.pathKey === pathKey &&
+        call.offset === offset && call.limit === limit
+      ) return meta.scopeKey;
+    }
+    return this.#cursor.shownScope(pathKey, offset, limit);
   }
 
   /** Trust of one file: replayed trust with the overlay applied on top. */

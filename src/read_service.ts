@@ -210,9 +210,12 @@ export async function serveRead(
 
 /**
  * Resolves a refresh request (path plus optional range, as for a read) into
- * the persistent invalidation record: same path resolution and shorthand as a
- * read, canonical path key, and for a range the scope key a read of that range
- * records (the file is read to count its lines). Reads only; writes nothing.
+ * the persistent invalidation record (SPEC §11.2): same path resolution and
+ * shorthand as a read, canonical path key, and for a range the scope the
+ * model was SHOWN by the latest read with the same offset/limit on this branch
+ * (a truncated read shows fewer lines than it asked for; the file may have
+ * changed since), else the scope a read of that range would record now (the
+ * file is read to count its lines). Reads only; writes nothing.
  *
  * @example
  * ```ts ignore
@@ -224,9 +227,12 @@ export function resolveInvalidation(
   req: ReadRequest,
   deps: Pick<ReadServiceDeps, "cwd" | "home">,
   at: number,
+  knowledge?: BranchKnowledge,
 ): ReadCacheInvalidationV1 {
   const { target, pathKey } = locateRead(req, deps);
   const ranged = target.offset !== undefined || target.limit !== undefined;
+  const shown = ranged ? knowledge?.shownScope(pathKey, target.offset, target.limit) : undefined;
+  if (shown !== undefined) return invalidationRecord(pathKey, shown, at);
   const total = ranged && existsSync(target.resolvedPath)
     ? countLines(readFileSync(target.resolvedPath, "utf8"))
     : undefined;

@@ -16,7 +16,7 @@ import {
   type ReadCacheMetaV1,
   type ReadMode,
 } from "./meta.ts";
-import { FULL_SCOPE, parseScopeKey } from "./scope.ts";
+import { FULL_SCOPE, parseScopeKey, type ScopeKey } from "./scope.ts";
 import {
   type PathTrust,
   pathTrustAfterInvalidation,
@@ -316,6 +316,7 @@ export class ReplayCursor {
   #trust = new Map<string, PathTrust>();
   #keyViews = new Map<string, LineView[]>();
   #nameViews = new Map<string, LineView[]>();
+  #shown = new Map<string, ScopeKey>();
   #seq = 0;
   #boundary: ReplayBoundary = { startIndex: 0, compactionId: null };
   #consumed = 0;
@@ -389,6 +390,15 @@ export class ReplayCursor {
     return this.#nameViews.get(name) ?? [];
   }
 
+  /**
+   * The scope the latest trusted read of `pathKey` with exactly this
+   * `offset`/`limit` showed (what a refresh of that request must drop), or
+   * `undefined` when there is none in the window.
+   */
+  shownScope(pathKey: string, offset?: number, limit?: number): ScopeKey | undefined {
+    return this.#shown.get(requestKey(pathKey, offset, limit));
+  }
+
   /** A frozen copy of the replay state. O(tracked files). */
   snapshot(): ReplaySnapshot {
     return {
@@ -406,6 +416,7 @@ export class ReplayCursor {
     this.#trust = new Map();
     this.#keyViews = new Map();
     this.#nameViews = new Map();
+    this.#shown = new Map();
     this.#seq = 0;
     this.#boundary = boundary;
     this.#counts = zeroCounts();
@@ -421,6 +432,12 @@ export class ReplayCursor {
         const meta = e.meta === undefined ? undefined : parseReadCacheMeta(e.meta);
         const outcome = applyReadEvent(this.#sink, meta, e.call, this.#seq + 1);
         if (outcome !== "untrusted") {
+          if (e.call !== undefined) {
+            this.#shown.set(
+              requestKey(e.call.pathKey, e.call.offset, e.call.limit),
+              meta!.scopeKey,
+            );
+          }
           this.#seq++;
           this.#counts[meta!.mode]++;
           if (outcome === "ignored") this.#ignored++;
@@ -433,6 +450,11 @@ export class ReplayCursor {
     this.#consumed = branch.length;
     this.#leafId = branch.length > 0 ? branch[branch.length - 1].id : null;
   }
+}
+
+/** Key of a request (file, offset, limit) for {@linkcode ReplayCursor.shownScope}. */
+export function requestKey(pathKey: string, offset?: number, limit?: number): string {
+  return `${offset ?? ""}:${limit ?? ""}:${pathKey}`;
 }
 
 /**

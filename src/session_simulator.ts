@@ -229,10 +229,12 @@ export async function runScenario(
         session.calls = new Map();
         return;
       case "invalidate": {
+        session.knowledge.sync(branch());
         const data = resolveInvalidation(
           { path: step.path, offset: step.offset, limit: step.limit },
           { cwd, home },
           1_700_000_000_000 + index,
+          session.knowledge,
         );
         append({ kind: "invalidate", data });
         session.knowledge.clearOverlay();

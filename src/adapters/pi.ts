@@ -430,14 +430,19 @@ export function createReadcacheExtension(
     });
 
     const refresh = (req: ReadRequest, ctx: PiContextLike): string => {
-      const inv = resolveInvalidation(req, { cwd: ctx.cwd, home: home() }, now());
+      const inv = resolveInvalidation(
+        req,
+        { cwd: ctx.cwd, home: home() },
+        now(),
+        rt.knowledgeFor(ctx),
+      );
       pi.appendEntry(READCACHE_CUSTOM_TYPE, inv);
       rt.clearOverlays();
       if (inv.scopeKey === "full") {
         return `[readcache: refreshed ${req.path}; the next read of it returns the full content]`;
       }
       const [, start, end] = inv.scopeKey.split(":");
-      return `[readcache: refreshed lines ${start}-${end} of ${req.path}; a whole-file read still vouches for them, refresh the whole file to force a full read]`;
+      return `[readcache: refreshed lines ${start}-${end} of ${req.path}; the next read that shows them returns the full content]`;
     };
 
     pi.registerTool({
