@@ -52,15 +52,23 @@ export interface ReadTarget {
 const ACCEPTED_FORMS =
   "Accepted forms: 'path:N' (line N to the end of the file) or 'path:N-M' (lines N to M, M >= N), with N and M positive integers; or pass offset/limit instead.";
 
+/** The largest line number, offset or limit accepted: 2^53 - 1. */
+export const MAX_LINE: number = Number.MAX_SAFE_INTEGER;
+
 function parseLineNumber(part: string, suffix: string, path: string): number {
   if (part === "") {
     throw new RangeSyntaxError(
       `Invalid line range ':${suffix}' in '${path}': a line number is missing. ${ACCEPTED_FORMS}`,
     );
   }
-  if (!/^[0-9]+$/.test(part) || Number(part) < 1 || !Number.isSafeInteger(Number(part))) {
+  if (!/^[0-9]+$/.test(part) || Number(part) < 1) {
     throw new RangeSyntaxError(
       `Invalid line range ':${suffix}' in '${path}': '${part}' is not a positive integer. ${ACCEPTED_FORMS}`,
+    );
+  }
+  if (!Number.isSafeInteger(Number(part))) {
+    throw new RangeSyntaxError(
+      `Invalid line range ':${suffix}' in '${path}': '${part}' is too large (at most ${MAX_LINE}). ${ACCEPTED_FORMS}`,
     );
   }
   return Number(part);
@@ -103,6 +111,11 @@ export function parseRangeSuffix(suffix: string, path: string): { offset: number
  */
 export function validateLineArgs(offset: number | undefined, limit: number | undefined): void {
   for (const [name, value] of [["offset", offset], ["limit", limit]] as const) {
+    if (value !== undefined && Number.isInteger(value) && value > MAX_LINE) {
+      throw new RangeSyntaxError(
+        `Invalid ${name} ${value}: ${name} is too large (at most ${MAX_LINE}); pass a smaller ${name}, or omit it.`,
+      );
+    }
     if (value !== undefined && (!Number.isSafeInteger(value) || value < 1)) {
       throw new RangeSyntaxError(
         `Invalid ${name} ${value}: ${name} must be a positive integer (1 or more), or omitted.`,

@@ -230,12 +230,17 @@ export async function runScenario(
         return;
       case "invalidate": {
         session.knowledge.sync(branch());
-        const data = resolveInvalidation(
-          { path: step.path, offset: step.offset, limit: step.limit },
-          { cwd, home },
-          1_700_000_000_000 + index,
-          session.knowledge,
-        );
+        let data;
+        try {
+          data = resolveInvalidation(
+            { path: step.path, offset: step.offset, limit: step.limit },
+            { cwd, home },
+            1_700_000_000_000 + index,
+            session.knowledge,
+          );
+        } catch {
+          return; // a refresh that fails (e.g. a range of a missing file) appends nothing
+        }
         append({ kind: "invalidate", data });
         session.knowledge.clearOverlay();
         return;
