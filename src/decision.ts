@@ -43,6 +43,16 @@ export interface DecisionConfig {
   maxDiffLinesRatio: number;
   /** Base-name patterns never cached (see `isSensitivePath`). */
   sensitivePatterns: readonly string[];
+  /**
+   * Read service: files larger than this (bytes) are not cached; the host's
+   * own read serves them and nothing is stored (SPEC §13.1).
+   */
+  maxFileBytes: number;
+  /**
+   * Read service: store bases of files outside the project (cwd) on disk too.
+   * Default `false`: they are kept in memory for this process only (SPEC §13.2).
+   */
+  persistOutsideProject: boolean;
 }
 
 /** The default tunables. */
@@ -52,6 +62,8 @@ export const DEFAULT_DECISION_CONFIG: DecisionConfig = Object.freeze({
   maxDiffBytesRatio: 0.9,
   maxDiffLinesRatio: 0.85,
   sensitivePatterns: DEFAULT_SENSITIVE_PATTERNS,
+  maxFileBytes: 8 * 1024 * 1024,
+  persistOutsideProject: false,
 });
 
 /**

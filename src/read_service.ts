@@ -5,8 +5,16 @@
  *
  * @module
  */
-import { existsSync, readFileSync, realpathSync } from "node:fs";
-import { decidePlan, type DecisionConfig, planRead, type ReadDecision } from "./decision.ts";
+import { constants, existsSync, readFileSync, realpathSync } from "node:fs";
+import { open } from "node:fs/promises";
+import { sep } from "node:path";
+import {
+  DEFAULT_DECISION_CONFIG,
+  decidePlan,
+  type DecisionConfig,
+  planRead,
+  type ReadDecision,
+} from "./decision.ts";
 import type { BranchKnowledge } from "./knowledge.ts";
 import type { ObjectStore } from "./object_store.ts";
 import { canonicalPathKey } from "./path_key.ts";
@@ -30,6 +38,11 @@ export interface ReadServiceDeps {
   home: string;
   /** Object store for diff bases. */
   store: ObjectStore;
+  /**
+   * Where bases of files outside the project are kept (this process only),
+   * unless `config.persistOutsideProject`; without it they are not kept.
+   */
+  volatileStore?: ObjectStore;
   /** Decision tunables. */
   config?: Partial<DecisionConfig>;
 }
@@ -51,6 +64,12 @@ export interface ServedRead {
   call: ReadCall;
   /** Set when the file is an image: the host's own read tool must serve it. */
   imageMimeType?: string;
+  /**
+   * Set when the host's own read must serve the request and nothing is
+   * cached: an image, a file that is not a regular file (FIFO, device,
+   * socket), or a file over `maxFileBytes` (SPEC §13.1).
+   */
+  delegate?: "image" | "not_a_regular_file" | "too_large";
   /** The decision (for images: a plain placeholder decision). */
   decision: ReadDecision;
 }
@@ -89,12 +108,80 @@ export function realpathOrUndefined(p: string): string | undefined {
 }
 
 /** A base that cannot be loaded (missing, corrupt, or a failing store) is no base. */
-async function loadBase(store: ObjectStore, hash: string): Promise<Uint8Array | undefined> {
-  try {
-    return await store.get(hash);
-  } catch {
-    return undefined;
+async function loadBase(
+  stores: readonly ObjectStore[],
+  hash: string,
+): Promise<Uint8Array | undefined> {
+  for (const store of stores) {
+    try {
+      const bytes = await store.get(hash);
+      if (bytes !== undefined) return bytes;
+    } catch {
+      // next store
+    }
   }
+  return undefined;
+}
+
+/** Thrown when the abort signal of a read fires; pi's message. */
+function abortError(): Error {
+  return new Error("Operation aborted");
+}
+
+/**
+ * Reads a file for caching, never blocking on its contents (SPEC §13.1): it
+ * is opened non-blocking (a FIFO opens at once), must be a regular file by
+ * `fstat` of the opened descriptor, and at most `cap` bytes are read even if
+ * the file grows meanwhile. Checks `signal` between chunks.
+ *
+ * @example
+ * ```ts ignore
+ * const r = await readRegularFile("/w/a.ts", 8 << 20);
+ * if (r.kind === "ok") r.bytes;
+ * ```
+ */
+export async function readRegularFile(
+  path: string,
+  cap: number,
+  signal?: AbortSignal,
+): Promise<
+  { kind: "ok"; bytes: Uint8Array } | { kind: "not_a_regular_file" } | { kind: "too_large" }
+> {
+  const fh = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) return { kind: "not_a_regular_file" };
+    if (st.size > cap) return { kind: "too_large" };
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    for (;;) {
+      if (signal?.aborted) throw abortError();
+      const want = Math.min(Math.max(st.size - total, 64 * 1024), cap + 1 - total);
+      if (want <= 0) return { kind: "too_large" };
+      const buf = new Uint8Array(want);
+      const { bytesRead } = await fh.read(buf, 0, want, total);
+      if (bytesRead === 0) break;
+      chunks.push(buf.subarray(0, bytesRead));
+      total += bytesRead;
+      if (total > cap) return { kind: "too_large" };
+    }
+    if (chunks.length === 1) return { kind: "ok", bytes: chunks[0] };
+    const bytes = new Uint8Array(total);
+    let at = 0;
+    for (const c of chunks) {
+      bytes.set(c, at);
+      at += c.length;
+    }
+    return { kind: "ok", bytes };
+  } finally {
+    await fh.close().catch(() => {});
+  }
+}
+
+/** True when `pathKey` lies inside the project directory `cwd` (both canonical). */
+export function isInsideProject(pathKey: string, cwd: string): boolean {
+  const root = realpathOrUndefined(cwd) ?? cwd;
+  return pathKey === root || pathKey.startsWith(root.endsWith(sep) ? root : root + sep);
 }
 
 /**
@@ -171,20 +258,34 @@ export async function serveRead(
   req: ReadRequest & { bypass?: boolean },
   knowledge: BranchKnowledge,
   deps: ReadServiceDeps,
+  signal?: AbortSignal,
 ): Promise<ServedRead> {
   const { target, pathKey } = locateRead(req, deps);
   const call = callOf(target, pathKey);
-  const bytes = new Uint8Array(readFileSync(target.resolvedPath));
+  const cfg: DecisionConfig = { ...DEFAULT_DECISION_CONFIG, ...deps.config };
+  const delegated = (
+    delegate: NonNullable<ServedRead["delegate"]>,
+    imageMimeType?: string,
+  ): ServedRead => ({
+    target,
+    pathKey,
+    call,
+    delegate,
+    ...(imageMimeType === undefined ? {} : { imageMimeType }),
+    decision: {
+      mode: null,
+      text: imageMimeType === undefined
+        ? `[not cached: ${delegate.replaceAll("_", " ")}]`
+        : `Read image file [${imageMimeType}]`,
+      details: {},
+      reason: "binary",
+    },
+  });
+  const read = await readRegularFile(target.resolvedPath, cfg.maxFileBytes, signal);
+  if (read.kind !== "ok") return delegated(read.kind);
+  const bytes = read.bytes;
   const image = detectImageMimeType(bytes);
-  if (image) {
-    return {
-      target,
-      pathKey,
-      call,
-      imageMimeType: image,
-      decision: { mode: null, text: `Read image file [${image}]`, details: {}, reason: "binary" },
-    };
-  }
+  if (image) return delegated("image", image);
   const plan = planRead({
     displayPath: target.displayPath,
     pathKey,
@@ -195,12 +296,17 @@ export async function serveRead(
     bypass: req.bypass === true,
     config: deps.config,
   });
+  const inside = cfg.persistOutsideProject || isInsideProject(pathKey, deps.cwd);
+  const stores = inside
+    ? [deps.store, ...(deps.volatileStore ? [deps.volatileStore] : [])]
+    : (deps.volatileStore ? [deps.volatileStore] : []);
   const objects = new Map<string, Uint8Array | undefined>();
-  for (const hash of plan.needs) objects.set(hash, await loadBase(deps.store, hash));
+  for (const hash of plan.needs) objects.set(hash, await loadBase(stores, hash));
+  if (signal?.aborted) throw abortError();
   const decision = decidePlan(plan, objects);
-  if (decision.store) {
+  if (decision.store && stores.length > 0) {
     try {
-      await deps.store.put(decision.store.hash, decision.store.bytes);
+      await stores[0].put(decision.store.hash, decision.store.bytes);
     } catch {
       // supporting data only: a later diff against it falls back to the baseline
     }

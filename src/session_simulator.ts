@@ -7,10 +7,12 @@
  *
  * @module
  */
-import { mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { renderBaselineRead } from "./baseline.ts";
+import { MemoryObjectStore } from "./object_store.ts";
 import { dirname, join } from "node:path";
 import { FsObjectStore } from "./adapters/fs_object_store.ts";
-import type { DecisionConfig } from "./decision.ts";
+import type { DecisionConfig, ReadDecision } from "./decision.ts";
 import { BranchKnowledge } from "./knowledge.ts";
 import type { ReadRequest } from "./range.ts";
 import { locateRead, resolveCall, resolveInvalidation, serveRead } from "./read_service.ts";
@@ -103,6 +105,24 @@ export function injectStoreFault(
   else writeFileSync(p, "corrupted by storeFault\n");
 }
 
+/** What the host's own read shows for a file the cache does not take (too large): plain text. */
+function hostRead(
+  path: string,
+  target: { displayPath: string; offset?: number; limit?: number },
+): Pick<ReadDecision, "mode" | "text" | "details"> {
+  const b = renderBaselineRead({
+    text: new TextDecoder().decode(readFileSync(path)),
+    displayPath: target.displayPath,
+    offset: target.offset,
+    limit: target.limit,
+  });
+  return {
+    mode: null,
+    text: b.text,
+    details: b.truncation ? { truncation: b.truncation } : {},
+  };
+}
+
 /**
  * Runs one scenario vector in `cwd` (an empty directory) and returns the port
  * output. `home` is used for `~`.
@@ -113,6 +133,7 @@ export async function runScenario(
   home: string,
 ): Promise<ScenarioOutput> {
   const store = FsObjectStore.forCwd(cwd);
+  let volatile = new MemoryObjectStore(); // bases of files outside cwd: this "process" only
   const config: Partial<DecisionConfig> = { ...vector.config };
   const write = (rel: string, c: string | { base64: string }) => writeVectorFile(cwd, rel, c);
   for (const [rel, c] of Object.entries(vector.files)) write(rel, c);
@@ -158,9 +179,14 @@ export async function runScenario(
           const served = await serveRead(
             { ...args, bypass: step.bypass },
             session.knowledge,
-            { cwd, home, store, config },
+            { cwd, home, store, volatileStore: volatile, config },
           );
-          const d = served.decision;
+          if (served.delegate === "not_a_regular_file") {
+            throw new Error(`not a regular file: ${served.target.resolvedPath}`);
+          }
+          const d = served.delegate === "too_large"
+            ? hostRead(served.target.resolvedPath, served.target)
+            : served.decision;
           const meta = d.details.readcache;
           if (meta) lastServed.set(meta.pathKey, meta.servedHash);
           if (step.persist === false) {
@@ -225,6 +251,7 @@ export async function runScenario(
         };
         return;
       case "restart":
+        volatile = new MemoryObjectStore();
         session.knowledge = new BranchKnowledge();
         session.calls = new Map();
         return;

@@ -252,6 +252,7 @@ export const ScenarioSchema = z.strictObject({
     maxDiffBytesRatio: z.number().positive().optional(),
     maxDiffLinesRatio: z.number().positive().optional(),
     sensitivePatterns: z.array(z.string()).optional(),
+    maxFileBytes: z.number().positive().optional(),
   }).optional(),
   files: z.record(z.string(), fileContent).describe("relative to a fresh temporary cwd"),
   steps: z.array(ScenarioStepSchema).min(1),

@@ -27,7 +27,7 @@ import type { DecisionConfig } from "../decision.ts";
 import { ReadCacheError } from "../errors.ts";
 import { BranchKnowledge, type InFlightRead } from "../knowledge.ts";
 import { READCACHE_CUSTOM_TYPE, type ReadCacheMetaV1 } from "../meta.ts";
-import type { ObjectStore } from "../object_store.ts";
+import { MemoryObjectStore, type ObjectStore } from "../object_store.ts";
 import type { ReadRequest } from "../range.ts";
 import { resolveCall, resolveInvalidation, serveRead } from "../read_service.ts";
 import { parseRefreshArgs } from "../refresh.ts";
@@ -288,6 +288,8 @@ class ReadcacheRuntime {
     { knowledge: BranchKnowledge; convert: PiBranchConverter }
   >();
   #queue: Promise<unknown> = Promise.resolve();
+  /** Bases of files outside the project: this process only (SPEC §13.2). */
+  readonly volatileStore: MemoryObjectStore = new MemoryObjectStore();
 
   constructor(readonly home: () => string) {}
 
@@ -387,9 +389,11 @@ export function createReadcacheExtension(
               cwd: ctx.cwd,
               home: home(),
               store: storeFor(ctx.cwd),
+              volatileStore: rt.volatileStore,
               config: options.config,
-            });
+            }, signal);
           } catch (e) {
+            if (signal?.aborted) throw aborted();
             // Our own argument and range errors stand. Anything else (missing, unreadable or
             // not a file, a failing store, a bug) fails open: pi's own read serves the call,
             // with pi's output or pi's error, and no trust is recorded.
@@ -400,10 +404,11 @@ export function createReadcacheExtension(
             if (call !== undefined) knowledge.recordServed({ call, callId: toolCallId });
             return result;
           }
-          if (served.imageMimeType !== undefined) {
+          if (served.delegate !== undefined) {
+            // images, FIFOs, devices, files over the size cap: pi's own read, nothing cached
             const result = await builtinRead(
               toolCallId,
-              { path: served.target.resolvedPath },
+              served.delegate === "image" ? { path: served.target.resolvedPath } : req,
               signal,
               ctx,
             );
