@@ -9,9 +9,9 @@ import { constants, existsSync, readFileSync, realpathSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { sep } from "node:path";
 import {
-  DEFAULT_DECISION_CONFIG,
   decidePlan,
   type DecisionConfig,
+  DEFAULT_DECISION_CONFIG,
   planRead,
   type ReadDecision,
 } from "./decision.ts";
