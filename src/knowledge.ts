@@ -109,12 +109,67 @@ function idsOf(read: InFlightRead): Set<string> {
  */
 export class BranchKnowledge {
   #cursor = new ReplayCursor();
+  /** The branch as last synced (from the latest compaction on, for {@linkcode BranchKnowledge.syncTip}). */
+  #branch: ReplayEntry[] = [];
+  /** Index in `#branch` of each entry id (built lazily by `syncTip`). */
+  #index: Map<string, number> | undefined;
   #overlay: OverlayRead[] = [];
   #ranks = new Map<string, number>();
   #served = 0;
 
-  /** Brings the replay to `branch` and reconciles the overlay. */
+  /**
+   * Brings the knowledge to the branch ending at `leafId` by walking up from
+   * the leaf through parent ids (`lookup` returns a converted entry, or
+   * `undefined` when the id is unknown) until an entry already synced, a
+   * compaction (the replay window starts after it) or the root: warm work is
+   * O(entries appended since the last sync), and the root-to-leaf branch is
+   * never built (SPEC §6.4). A move of the leaf onto an already synced entry
+   * replays the window from its start.
+   */
+  syncTip(leafId: string | null, lookup: (id: string) => ReplayEntry | undefined): void {
+    if (leafId !== null && leafId === this.#cursor.leafId) return;
+    if (leafId === null) return this.sync([]);
+    let index = this.#index;
+    if (index === undefined) {
+      index = new Map(this.#branch.map((e, i) => [e.id, i] as const));
+      this.#index = index;
+    }
+    const tail: ReplayEntry[] = [];
+    let known = -1;
+    const seen = new Set<string>();
+    for (let id: string | null = leafId; id !== null && !seen.has(id);) {
+      const at = index.get(id);
+      if (at !== undefined) {
+        known = at;
+        break;
+      }
+      seen.add(id);
+      const e = lookup(id);
+      if (e === undefined) break;
+      tail.push(e);
+      if (e.kind === "compaction") break;
+      id = e.parentId;
+    }
+    tail.reverse();
+    if (known === this.#branch.length - 1) {
+      for (const e of tail) {
+        index.set(e.id, this.#branch.length);
+        this.#branch.push(e);
+      }
+      this.#apply(this.#branch);
+      return;
+    }
+    this.sync(known === -1 ? tail : this.#branch.slice(0, known + 1).concat(tail));
+  }
+
+  /** Brings the replay to `branch` (root to leaf) and reconciles the overlay. */
   sync(branch: readonly ReplayEntry[]): void {
+    this.#branch = branch.slice();
+    this.#index = undefined;
+    this.#apply(branch);
+  }
+
+  #apply(branch: readonly ReplayEntry[]): void {
     this.#cursor.advance(branch);
     if (this.#overlay.length === 0) return;
     let from = branch.length;
@@ -170,6 +225,8 @@ export class BranchKnowledge {
   /** Drops everything: the next {@linkcode BranchKnowledge.sync} replays from scratch. */
   reset(): void {
     this.#cursor = new ReplayCursor();
+    this.#branch = [];
+    this.#index = undefined;
     this.clearOverlay();
   }
 

@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import {
   activeBranch,
+  BranchKnowledge,
   applyInvalidation,
   applyReadMeta,
   type ReadCacheMetaV1,
@@ -66,6 +67,30 @@ Deno.test("incremental replay over any walk of leaves equals replay from scratch
         const branch = activeBranch(tree, tree[w % tree.length].id);
         cursor.advance(branch);
         assert.deepEqual(cursor.snapshot(), replayBranch(branch));
+      }
+    }),
+    { numRuns: 300 },
+  );
+});
+
+Deno.test("walking up from the leaf (syncTip) gives the same trust and views as a full sync", () => {
+  fc.assert(
+    fc.property(treeArb, fc.array(fc.nat(), { minLength: 1, maxLength: 12 }), (tree, walk) => {
+      const byId = new Map(tree.map((e) => [e.id, e] as const));
+      const tip = new BranchKnowledge();
+      for (const w of walk) {
+        const leaf = tree[w % tree.length].id;
+        const branch = activeBranch(tree, leaf);
+        tip.syncTip(leaf, (id) => byId.get(id));
+        const full = new BranchKnowledge();
+        full.sync(branch);
+        const a = tip.snapshot();
+        const b = full.snapshot();
+        assert.deepEqual(
+          { trust: a.trust, seq: a.seq, windowSize: a.windowSize, leaf: a.leafId },
+          { trust: b.trust, seq: b.seq, windowSize: b.windowSize, leaf: b.leafId },
+        );
+        for (const p of ["/a", "/b"]) assert.deepEqual(tip.file(p), full.file(p));
       }
     }),
     { numRuns: 300 },

@@ -59,6 +59,10 @@ export interface PiContextLike {
     getSessionId(): string;
     /** Entries from the root to the current leaf. */
     getBranch(): readonly PiEntryLike[];
+    /** Id of the current leaf (pi has it; used to avoid building the whole branch). */
+    getLeafId?(): string | null;
+    /** An entry by id (pi has it; used with `getLeafId`). */
+    getEntry?(id: string): PiEntryLike | undefined;
   };
   /** User interface. */
   ui: {
@@ -304,7 +308,13 @@ class ReadcacheRuntime {
       };
       this.#sessions.set(id, s);
     }
-    s.knowledge.sync(s.convert.branch(ctx.sessionManager.getBranch()));
+    const sm = ctx.sessionManager;
+    if (sm.getLeafId !== undefined && sm.getEntry !== undefined) {
+      // never the whole branch: walk up from the leaf to what is already replayed
+      s.knowledge.syncTip(sm.getLeafId(), s.convert.lookup((id) => sm.getEntry!(id)));
+    } else {
+      s.knowledge.sync(s.convert.branch(sm.getBranch()));
+    }
     return s.knowledge;
   }
 

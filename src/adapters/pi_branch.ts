@@ -146,6 +146,8 @@ export class PiBranchConverter {
   readonly #converted = new WeakMap<PiEntryLike, ReplayEntry>();
   readonly #calls = new WeakMap<PiEntryLike, [string, unknown][]>();
   readonly #resolve: CallResolver | undefined;
+  /** Resolutions made during one conversion pass (one moment): same arguments, same answer. */
+  #memo = new Map<string, ReadCall | undefined>();
 
   /** `resolve` resolves read call arguments; without it, reads carry no call. */
   constructor(resolve?: CallResolver) {
@@ -154,30 +156,63 @@ export class PiBranchConverter {
 
   /** Converts a branch (root to leaf). */
   branch(branch: readonly PiEntryLike[]): ReplayEntry[] {
-    return branch.map((e, index) => {
-      let r = this.#converted.get(e);
-      if (r === undefined) {
-        const args = this.#resolve === undefined ? undefined : this.#argsOf(branch, index);
-        r = piEntryToReplay(e, args, this.#resolve);
-        this.#converted.set(e, r);
-      }
-      return r;
+    this.#memo = new Map();
+    const byId = new Map<string, PiEntryLike>();
+    return branch.map((e) => {
+      byId.set(e.id, e);
+      return this.#entry(e, (id) => byId.get(id));
     });
   }
 
-  /** Arguments of the read call a tool result answers: in the nearest assistant message before it. */
-  #argsOf(branch: readonly PiEntryLike[], index: number): unknown {
-    const msg = branch[index].type === "message" ? asRecord(branch[index].message) : undefined;
+  /**
+   * A lookup for `BranchKnowledge.syncTip`: converts the entry with an id on
+   * demand, walking parents through `getEntry` (pi's
+   * `sessionManager.getEntry`) to find the call a tool result answers.
+   */
+  lookup(
+    getEntry: (id: string) => PiEntryLike | undefined,
+  ): (id: string) => ReplayEntry | undefined {
+    this.#memo = new Map();
+    return (id) => {
+      const e = getEntry(id);
+      return e === undefined ? undefined : this.#entry(e, getEntry);
+    };
+  }
+
+  #entry(e: PiEntryLike, byId: (id: string) => PiEntryLike | undefined): ReplayEntry {
+    let r = this.#converted.get(e);
+    if (r === undefined) {
+      const args = this.#resolve === undefined ? undefined : this.#argsOf(e, byId);
+      r = piEntryToReplay(e, args, this.#resolveOnce);
+      this.#converted.set(e, r);
+    }
+    return r;
+  }
+
+  readonly #resolveOnce = (args: unknown): ReadCall | undefined => {
+    const key = JSON.stringify(args) ?? "";
+    if (!this.#memo.has(key)) this.#memo.set(key, this.#resolve?.(args));
+    return this.#memo.get(key);
+  };
+
+  /** Arguments of the read call a tool result answers: in the nearest assistant message above it. */
+  #argsOf(e: PiEntryLike, byId: (id: string) => PiEntryLike | undefined): unknown {
+    const msg = e.type === "message" ? asRecord(e.message) : undefined;
     if (msg?.role !== "toolResult" || typeof msg.toolCallId !== "string") return undefined;
-    for (let i = index - 1; i >= 0; i--) {
-      const e = branch[i];
-      if (e.type !== "message" || asRecord(e.message)?.role !== "assistant") continue;
-      let calls = this.#calls.get(e);
-      if (calls === undefined) {
-        calls = readCallsOf(e);
-        this.#calls.set(e, calls);
+    const seen = new Set<string>();
+    for (let id = e.parentId; id !== null && !seen.has(id);) {
+      seen.add(id);
+      const p = byId(id);
+      if (p === undefined) return undefined;
+      if (p.type === "message" && asRecord(p.message)?.role === "assistant") {
+        let calls = this.#calls.get(p);
+        if (calls === undefined) {
+          calls = readCallsOf(p);
+          this.#calls.set(p, calls);
+        }
+        return calls.find(([cid]) => cid === msg.toolCallId)?.[1];
       }
-      return calls.find(([id]) => id === msg.toolCallId)?.[1];
+      id = p.parentId;
     }
     return undefined;
   }
