@@ -171,8 +171,69 @@ const ReadCacheInvalidationV1Schema: z.ZodType<ReadCacheInvalidationV1, unknown>
  * ```
  */
 export function parseReadCacheMeta(value: unknown): ReadCacheMetaV1 | undefined {
+  const fast = checkMetaFast(value);
+  if (fast !== undefined) return fast;
+  const r = validateReadCacheMeta(value);
+  return r.ok ? r.meta : undefined;
+}
+
+/**
+ * Validates `details.readcache` with its zod schema and says what is wrong
+ * (SPEC §5.1). {@linkcode parseReadCacheMeta} gives the same answer faster.
+ *
+ * @example
+ * ```ts
+ * import { validateReadCacheMeta } from "@readcache/core";
+ * const r = validateReadCacheMeta({ v: 1, mode: "unchanged" });
+ * r.ok; // false
+ * ```
+ */
+export function validateReadCacheMeta(
+  value: unknown,
+): { ok: true; meta: ReadCacheMetaV1 } | { ok: false; issues: string[] } {
   const r = ReadCacheMetaV1Schema.safeParse(value);
-  return r.success ? r.data : undefined;
+  return r.success ? { ok: true, meta: r.data } : {
+    ok: false,
+    issues: r.error.issues.map((i) => `${i.path.join(".") || "value"}: ${i.message}`),
+  };
+}
+
+const MODE_SET: ReadonlySet<string> = new Set(READ_MODES);
+const isPositiveInt = (v: unknown): v is number => Number.isInteger(v) && (v as number) > 0;
+const isNonEmpty = (v: unknown): v is string => typeof v === "string" && v !== "";
+
+/**
+ * The schema's checks written out by hand, for replay's hot path: returns the
+ * parsed metadata when `value` is valid, `undefined` when it is not (or is
+ * unusual): then the zod schema decides. `tests/meta_fast_test.ts` checks that
+ * both agree.
+ */
+function checkMetaFast(value: unknown): ReadCacheMetaV1 | undefined {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  const m = value as Record<string, unknown>;
+  const { pathKey, scopeKey, servedHash, baseHash, mode, totalLines, rangeStart, rangeEnd, bytes } =
+    m;
+  if (
+    m.v !== 1 || !isNonEmpty(pathKey) || typeof scopeKey !== "string" || !isScopeKey(scopeKey) ||
+    !isNonEmpty(servedHash) || typeof mode !== "string" || !MODE_SET.has(mode) ||
+    !isPositiveInt(totalLines) || !isPositiveInt(rangeStart) || !isPositiveInt(rangeEnd) ||
+    !Number.isInteger(bytes) || (bytes as number) < 0 || rangeEnd < rangeStart
+  ) return undefined;
+  if (baseHash !== undefined && !isNonEmpty(baseHash)) return undefined;
+  if (baseHash === undefined && DERIVED_MODES.has(mode as ReadMode)) return undefined;
+  const out: ReadCacheMetaV1 = {
+    v: 1,
+    pathKey,
+    scopeKey,
+    servedHash,
+    mode: mode as ReadMode,
+    totalLines,
+    rangeStart,
+    rangeEnd,
+    bytes: bytes as number,
+  };
+  if (baseHash !== undefined) out.baseHash = baseHash;
+  return out;
 }
 
 /**

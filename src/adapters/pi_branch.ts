@@ -190,7 +190,8 @@ export class PiBranchConverter {
   }
 
   readonly #resolveOnce = (args: unknown): ReadCall | undefined => {
-    const key = JSON.stringify(args) ?? "";
+    const a = asRecord(args);
+    const key = a === undefined ? "" : `${a.path}\u0000${a.offset}\u0000${a.limit}`;
     if (!this.#memo.has(key)) this.#memo.set(key, this.#resolve?.(args));
     return this.#memo.get(key);
   };
