@@ -18,13 +18,13 @@ import { isScopeKey, type ScopeKey } from "./scope.ts";
 export const READCACHE_CUSTOM_TYPE = "pi-readcache" as const;
 
 /** Every mode a read can be served in. */
-export const READ_MODES = [
+export const READ_MODES: readonly [
   "full",
   "unchanged",
   "unchanged_range",
   "diff",
   "baseline_fallback",
-] as const;
+] = ["full", "unchanged", "unchanged_range", "diff", "baseline_fallback"];
 
 /**
  * How a read was served. `full` and `baseline_fallback` are anchor modes (the
@@ -37,7 +37,7 @@ export const READ_MODES = [
  * const m: ReadMode = "unchanged";
  * ```
  */
-export type ReadMode = typeof READ_MODES[number];
+export type ReadMode = "full" | "unchanged" | "unchanged_range" | "diff" | "baseline_fallback";
 
 /**
  * Metadata attached to a `read` tool result as `details.readcache`.

@@ -18,7 +18,7 @@ export const FULL_SCOPE = "full" as const;
  * const b: ScopeKey = "r:10:20";
  * ```
  */
-export type ScopeKey = typeof FULL_SCOPE | `r:${number}:${number}`;
+export type ScopeKey = "full" | `r:${number}:${number}`;
 
 /** An inclusive, 1-based line range. */
 export interface LineRange {

@@ -21,13 +21,12 @@
  */
 import { homedir } from "node:os";
 import { env } from "node:process";
-import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { createReadToolDefinition } from "@mariozechner/pi-coding-agent";
 import type { DecisionConfig } from "../decision.ts";
 import { ReadCacheError } from "../errors.ts";
 import { BranchKnowledge, type InFlightRead } from "../knowledge.ts";
-import { READCACHE_CUSTOM_TYPE, type ReadCacheMetaV1 } from "../meta.ts";
-import { MemoryObjectStore, type ObjectStore } from "../object_store.ts";
+import { READCACHE_CUSTOM_TYPE, type ReadCacheMetaV1, type ReadMode } from "../meta.ts";
+import type { ScopeKey } from "../scope.ts";
+import { MemoryObjectStore, type ObjectStore, type StoreStats } from "../object_store.ts";
 import type { ReadRequest } from "../range.ts";
 import { resolveCall, resolveInvalidation, serveRead } from "../read_service.ts";
 import { parseRefreshArgs } from "../refresh.ts";
@@ -35,6 +34,17 @@ import { branchStatus, formatBranchStatus } from "../status.ts";
 import type { TruncationResult } from "../truncate.ts";
 import { FsObjectStore } from "./fs_object_store.ts";
 import { PiBranchConverter, piBranchToReplay, type PiEntryLike } from "./pi_branch.ts";
+
+export type {
+  DecisionConfig,
+  ObjectStore,
+  PiEntryLike,
+  ReadCacheMetaV1,
+  ReadMode,
+  ScopeKey,
+  StoreStats,
+  TruncationResult,
+};
 
 /**
  * The part of pi's `ExtensionContext` (and `ExtensionCommandContext`) the
@@ -252,6 +262,26 @@ const READ_DESCRIPTION =
   "Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are sent as attachments. For text files, output is truncated to 2000 lines or 50KB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete. " +
   "If you already read the file in this conversation, the result may be a short '[readcache: unchanged ...]' note (your earlier output is still current) or a unified diff against what you saw; pass bypass_cache: true to get the full content again.";
 
+/** The part of pi's module the adapter uses: its own read tool, for what the cache does not take. */
+interface PiModule {
+  createReadToolDefinition(cwd: string): {
+    execute(
+      toolCallId: string,
+      params: { path: string; offset?: number; limit?: number },
+      signal: AbortSignal | undefined,
+      onUpdate: undefined,
+      ctx: never,
+    ): Promise<PiToolResult>;
+  };
+}
+
+let piModule: Promise<PiModule> | undefined;
+/** pi itself, loaded on first use (only when the host's own read must serve a call). */
+function loadPi(): Promise<PiModule> {
+  piModule ??= import("@mariozechner/pi-coding-agent") as Promise<PiModule>;
+  return piModule;
+}
+
 function optionalNumber(v: unknown, name: string): number | undefined {
   if (v === undefined || v === null) return undefined;
   if (typeof v !== "number") {
@@ -363,13 +393,15 @@ export function createReadcacheExtension(
       signal: AbortSignal | undefined,
       ctx: PiContextLike,
     ): Promise<PiToolResult> =>
-      createReadToolDefinition(ctx.cwd).execute(
-        toolCallId,
-        { path: req.path, offset: req.offset, limit: req.limit },
-        signal,
-        undefined,
-        // pi passes its full ExtensionContext here; the built-in only reads `ctx.model`
-        ctx as unknown as ExtensionContext,
+      loadPi().then((pi) =>
+        pi.createReadToolDefinition(ctx.cwd).execute(
+          toolCallId,
+          { path: req.path, offset: req.offset, limit: req.limit },
+          signal,
+          undefined,
+          // pi passes its full ExtensionContext here; the built-in only reads `ctx.model`
+          ctx as unknown as never,
+        )
       );
 
     pi.registerTool({

@@ -8,6 +8,8 @@
 import { READCACHE_CUSTOM_TYPE } from "../meta.ts";
 import type { ReadCall, ReplayEntry } from "../replay.ts";
 
+export type { ReadCall, ReplayEntry };
+
 /**
  * The fields of a pi session entry replay looks at. pi's own `SessionEntry`
  * values fit this shape.
