@@ -107,7 +107,7 @@ for (let k = 0; k < 5; k++) {
 }
 const compacted = SessionManager.inMemory(cwd);
 const ch = newHost(compacted);
-let cs = await grow(ch, 19_500);
+const cs = await grow(ch, 19_500);
 compacted.appendCompaction("summary", compacted.getBranch()[0].id, 1000);
 await grow(ch, 20_000, cs);
 const coldCompacted: number[] = [];

@@ -5,9 +5,9 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import {
   activeBranch,
-  BranchKnowledge,
   applyInvalidation,
   applyReadMeta,
+  BranchKnowledge,
   type ReadCacheMetaV1,
   replayBranch,
   ReplayCursor,
