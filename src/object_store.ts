@@ -15,7 +15,32 @@ import { ReadCacheError } from "./errors.ts";
 import { isContentHash, sha256Hex } from "./hash.ts";
 
 /**
- * Object count and total bytes of a store.
+ * Why a store cannot be used, in words a user understands: which path, what
+ * is wrong with it, and what to do. A store with a problem is "no store":
+ * nothing is written, nothing is loaded, and reads are served in full.
+ *
+ * @example
+ * ```ts
+ * import type { StoreProblem } from "@readcache/core";
+ * const problem: StoreProblem = {
+ *   path: "/work/project/.pi/readcache",
+ *   what: "is a symbolic link (to /elsewhere); the read cache never writes through a link",
+ *   fix: "Remove the link (rm /work/project/.pi/readcache); the read cache then creates a private directory there.",
+ * };
+ * ```
+ */
+export interface StoreProblem {
+  /** The path that is wrong. */
+  path: string;
+  /** What is wrong with it. */
+  what: string;
+  /** What the user can do about it. */
+  fix: string;
+}
+
+/**
+ * Object count and total bytes of a store, and why it cannot be used when it
+ * cannot.
  *
  * @example
  * ```ts
@@ -28,6 +53,12 @@ export interface StoreStats {
   objects: number;
   /** Sum of the stored objects' sizes, in bytes. */
   bytes: number;
+  /**
+   * Present only when the store cannot be used (for example its directory is
+   * a symbolic link, a file, or belongs to another user). Absent for a store
+   * that works or does not exist yet.
+   */
+  problem?: StoreProblem;
 }
 
 /**

@@ -326,6 +326,7 @@ Deno.test("FsObjectStore: layout is <cwd>/.pi/readcache/objects/sha256-<hex>.txt
     assert.deepEqual(await walk(cwd), [
       ".pi",
       ".pi/readcache",
+      ".pi/readcache/.gitignore",
       ".pi/readcache/objects",
       `.pi/readcache/objects/sha256-${hash}.txt`,
       ".pi/readcache/tmp",
@@ -367,7 +368,7 @@ Deno.test({
 });
 
 Deno.test({
-  name: "FsObjectStore: pre-existing loose directories are tightened to 0700",
+  name: "FsObjectStore: pre-existing directories keep their permissions (never chmod-ed)",
   ignore: !posix,
   fn: async () => {
     await withStore(async (store) => {
@@ -376,11 +377,13 @@ Deno.test({
       await Deno.chmod(store.root, 0o755);
       await Deno.chmod(join(store.root, "objects"), 0o777);
       await Deno.chmod(join(store.root, "tmp"), 0o775);
-      const bytes = enc("tighten\n");
+      const bytes = enc("left as the user set it\n");
       await store.put(sha256Hex(bytes), bytes);
-      assert.equal(await mode(store.root), 0o700);
-      assert.equal(await mode(join(store.root, "objects")), 0o700);
-      assert.equal(await mode(join(store.root, "tmp")), 0o700);
+      assert.deepEqual(await store.get(sha256Hex(bytes)), bytes);
+      assert.equal(await mode(store.root), 0o755);
+      assert.equal(await mode(join(store.root, "objects")), 0o777);
+      assert.equal(await mode(join(store.root, "tmp")), 0o775);
+      assert.equal(await mode(store.objectPath(sha256Hex(bytes))), 0o600);
     });
   },
 });
@@ -421,16 +424,20 @@ Deno.test("FsObjectStore: a failed rename throws STORE_WRITE_FAILED and leaves n
   });
 });
 
-Deno.test("FsObjectStore: a store root that cannot be created throws STORE_WRITE_FAILED", async () => {
+Deno.test("FsObjectStore: a store root that cannot be created is no store, with the problem", async () => {
   await withStore(async (store, cwd) => {
-    await writeFile(join(cwd, ".pi"), "a file where the .pi directory should be\n");
+    const dotPi = join(cwd, ".pi");
+    await writeFile(dotPi, "a file where the .pi directory should be\n");
     const bytes = enc("nowhere to go\n");
     const hash = sha256Hex(bytes);
-    const err = await assertRejectsWithCode(store.put(hash, bytes), "STORE_WRITE_FAILED");
-    assert.ok(err.message.includes(store.objectPath(hash)), err.message);
-    assert.ok(err.message.includes(store.root), err.message);
+    await store.put(hash, bytes); // no store: not an error
+    assert.equal(store.problem?.path, dotPi);
+    assert.match(store.problem!.what, /is a file, not a directory/);
+    assert.match(store.problem!.fix, new RegExp(`Move or delete ${dotPi}`));
     assert.equal(await store.get(hash), undefined);
-    assert.deepEqual(await store.stats(), { objects: 0, bytes: 0 });
+    assert.deepEqual(await store.stats(), { objects: 0, bytes: 0, problem: store.problem });
+    assert.deepEqual(await store.health(), { ok: false, ...store.problem });
+    assert.equal(await readFile(dotPi, "utf8"), "a file where the .pi directory should be\n");
   });
 });
 
