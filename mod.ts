@@ -39,5 +39,6 @@ export * from "./src/sensitive.ts";
 export * from "./src/decision.ts";
 export * from "./src/object_store.ts";
 export * from "./src/read_service.ts";
+export * from "./src/read_cache.ts";
 export * from "./src/refresh.ts";
 export * from "./src/status.ts";

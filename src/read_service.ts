@@ -255,7 +255,7 @@ function callOf(target: ReadTarget, pathKey: string): ReadCall {
  * ```
  */
 export async function serveRead(
-  req: ReadRequest & { bypass?: boolean },
+  req: ReadRequest & { bypass_cache?: boolean },
   knowledge: BranchKnowledge,
   deps: ReadServiceDeps,
   signal?: AbortSignal,
@@ -293,7 +293,7 @@ export async function serveRead(
     limit: target.limit,
     bytes,
     knowledge: knowledge.file(pathKey, call.name),
-    bypass: req.bypass === true,
+    bypass: req.bypass_cache === true,
     config: deps.config,
   });
   const inside = cfg.persistOutsideProject || isInsideProject(pathKey, deps.cwd);

@@ -177,7 +177,7 @@ export async function runScenario(
         try {
           session.knowledge.sync(branch());
           const served = await serveRead(
-            { ...args, bypass: step.bypass },
+            { ...args, bypass_cache: step.bypass },
             session.knowledge,
             { cwd, home, store, volatileStore: volatile, config },
           );

@@ -293,12 +293,15 @@ function optionalNumber(v: unknown, name: string): number | undefined {
   return v;
 }
 
-function parseRequest(params: unknown): ReadRequest & { bypass: boolean } {
+function parseRequest(params: unknown): ReadRequest & { bypass_cache: boolean } {
   const p = typeof params === "object" && params !== null ? params as Record<string, unknown> : {};
   if (typeof p.path !== "string" || p.path === "") {
     throw new ReadCacheError("INVALID_ARGUMENT", "path must be a non-empty string.");
   }
-  const req: ReadRequest & { bypass: boolean } = { path: p.path, bypass: p.bypass_cache === true };
+  const req: ReadRequest & { bypass_cache: boolean } = {
+    path: p.path,
+    bypass_cache: p.bypass_cache === true,
+  };
   const offset = optionalNumber(p.offset, "offset");
   const limit = optionalNumber(p.limit, "limit");
   if (offset !== undefined) req.offset = offset;
@@ -507,7 +510,7 @@ export function createReadcacheExtension(
         ctx: PiContextLike,
       ): Promise<PiToolResult> {
         return rt.serialized(() => {
-          const { bypass: _bypass, ...req } = parseRequest(params);
+          const { bypass_cache: _bypass, ...req } = parseRequest(params);
           const text = refresh(req, ctx);
           return Promise.resolve({ content: [{ type: "text", text }], details: undefined });
         });

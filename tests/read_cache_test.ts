@@ -1,0 +1,115 @@
+// The one-call library API (createReadCache) as a user calls it, and the README's local-checkout
+// route (a `links` entry in the user's deno.json).
+import assert from "node:assert/strict";
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { createReadCache } from "../mod.ts";
+
+const TEXT = Array.from({ length: 40 }, (_, i) => `line ${i + 1}: some words of this file`).join(
+  "\n",
+) + "\n";
+
+function withCwd(fn: (cwd: string) => Promise<void>): () => Promise<void> {
+  return async () => {
+    const cwd = realpathSync(mkdtempSync(join(tmpdir(), "readcache-facade-")));
+    try {
+      await fn(cwd);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  };
+}
+
+Deno.test(
+  "own linear session: full, unchanged, range, diff, bypass, forget",
+  withCwd(async (cwd) => {
+    writeFileSync(join(cwd, "a.txt"), TEXT);
+    const cache = createReadCache({ cwd, store: "memory" });
+    const first = await cache.read({ path: "a.txt" });
+    assert.equal(first.mode, "full");
+    assert.equal(first.text, TEXT);
+    assert.equal((await cache.read({ path: "a.txt" })).text, "[readcache: unchanged, 41 lines]");
+    assert.equal(
+      (await cache.read({ path: "a.txt:3-5" })).text,
+      "[readcache: unchanged in lines 3-5 of 41]",
+    );
+    writeFileSync(join(cwd, "a.txt"), TEXT.replace("line 20:", "line twenty:"));
+    const diff = await cache.read({ path: "a.txt" });
+    assert.equal(diff.mode, "diff");
+    assert.ok(diff.text.startsWith("[readcache: 2 lines changed of 41]\n--- a/a.txt\n+++ b/a.txt"));
+    assert.equal((await cache.read({ path: "a.txt", bypass_cache: true })).mode, "full");
+    cache.forget();
+    assert.equal((await cache.read({ path: "a.txt" })).mode, "full");
+  }),
+);
+
+Deno.test(
+  "a host's branch: the answer depends on the branch passed, not on earlier calls",
+  withCwd(async (cwd) => {
+    writeFileSync(join(cwd, "a.txt"), TEXT);
+    const cache = createReadCache({ cwd, store: "memory" });
+    const first = await cache.read({ path: "a.txt" }, { branch: [], callId: "c1" });
+    assert.equal(first.mode, "full");
+    const persisted = [
+      { id: "a1", parentId: null, kind: "other" as const },
+      {
+        id: "t1",
+        parentId: "a1",
+        kind: "read" as const,
+        meta: first.details.readcache,
+        callId: "c1",
+      },
+      { id: "u1", parentId: "t1", kind: "other" as const },
+    ];
+    assert.equal((await cache.read({ path: "a.txt" }, { branch: persisted })).mode, "unchanged");
+    const otherBranch = [{ id: "x", parentId: null, kind: "other" as const }];
+    assert.equal((await cache.read({ path: "a.txt" }, { branch: otherBranch })).mode, "full");
+  }),
+);
+
+Deno.test(
+  "files the cache does not take are handed back (delegate) with nothing stored",
+  withCwd(async (cwd) => {
+    writeFileSync(join(cwd, "big.txt"), "x".repeat(2048));
+    const cache = createReadCache({ cwd, config: { maxFileBytes: 1024 } });
+    const r = await cache.read({ path: "big.txt" });
+    assert.deepEqual(r, { text: "", mode: null, details: {}, delegate: "too_large" });
+  }),
+);
+
+Deno.test(
+  "a user's project uses a local checkout through deno.json links (offline), subpaths included",
+  withCwd(async (cwd) => {
+    const repo = fileURLToPath(new URL("..", import.meta.url));
+    writeFileSync(
+      join(cwd, "deno.json"),
+      JSON.stringify({
+        links: [repo],
+        imports: { "@readcache/core": "jsr:@readcache/core@^0.1.0" },
+      }),
+    );
+    writeFileSync(
+      join(cwd, "main.ts"),
+      [
+        'import { createReadCache } from "@readcache/core";',
+        'import { FsObjectStore } from "@readcache/core/fs";',
+        'const cache = createReadCache({ cwd: Deno.cwd(), store: "memory" });',
+        'await cache.read({ path: "main.ts" });',
+        'console.log((await cache.read({ path: "main.ts" })).text, typeof FsObjectStore);',
+      ].join("\n") + "\n",
+    );
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "main.ts"],
+      cwd,
+      env: { NO_COLOR: "1" },
+    }).output();
+    const stdout = new TextDecoder().decode(out.stdout).trim();
+    assert.equal(
+      stdout,
+      "[readcache: unchanged, 6 lines] function",
+      new TextDecoder().decode(out.stderr),
+    );
+  }),
+);
