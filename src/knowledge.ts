@@ -253,6 +253,8 @@ export class BranchKnowledge {
       addNameView: (n, v) => {
         if (n === name) nameViews = addView(nameViews, v);
       },
+      keyViews: (k) => k === pathKey ? keyViews : this.#cursor.keyViews(k),
+      nameViews: (n) => n === name ? nameViews : this.#cursor.nameViews(n),
     };
     let seq = this.#cursor.seq;
     const ids = new Set([pathKey, name]);

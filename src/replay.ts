@@ -9,6 +9,7 @@
  * @module
  */
 import {
+  isAnchorMode,
   parseInvalidation,
   parseReadCacheMeta,
   READ_MODES,
@@ -21,9 +22,10 @@ import {
   type PathTrust,
   pathTrustAfterInvalidation,
   pathTrustAfterRead,
+  type ScopeTrust,
   type TrustState,
 } from "./trust.ts";
-import { addView, type LineView, TO_END, viewLinesOf } from "./view.ts";
+import { addView, type LineView, TO_END, viewLinesOf, viewsHoldBase } from "./view.ts";
 
 /**
  * The tool call a read result answers, resolved by the shell (SPEC §3) from
@@ -245,6 +247,10 @@ export interface ViewSink {
   addKeyView(pathKey: string, view: LineView): void;
   /** Adds a view under a name. */
   addNameView(name: string, view: LineView): void;
+  /** Views under a canonical identity, oldest first. */
+  keyViews(pathKey: string): readonly LineView[];
+  /** Views under a name, oldest first. */
+  nameViews(name: string): readonly LineView[];
 }
 
 /**
@@ -274,16 +280,19 @@ export function applyReadEvent(
   seq: number,
 ): ReadEventOutcome {
   if (meta !== undefined && (call === undefined || metaMatchesCall(meta, call))) {
-    const r = pathTrustAfterRead(sink.trust(meta.pathKey), meta, seq);
-    if (r.outcome === "applied") sink.setTrust(meta.pathKey, r.trust);
-    const view: LineView = {
-      seq,
-      ...viewLinesOf(meta),
-      hash: r.outcome === "applied" ? meta.servedHash : null,
-    };
+    const name = call?.name ?? meta.pathKey;
+    const before = sink.trust(meta.pathKey);
+    const r = pathTrustAfterRead(before, meta, seq);
+    // A derived answer is held only if its base was the model's newest view (SPEC §5.5):
+    // otherwise (e.g. its base was an in-flight read that never reached the session) its lines
+    // are unknown.
+    const held = r.outcome === "applied" &&
+      (isAnchorMode(meta.mode) || derivedBaseHeld(sink, before, meta, name));
+    if (held) sink.setTrust(meta.pathKey, r.trust);
+    const view: LineView = { seq, ...viewLinesOf(meta), hash: held ? meta.servedHash : null };
     sink.addKeyView(meta.pathKey, view);
-    sink.addNameView(call?.name ?? meta.pathKey, view);
-    return r.outcome;
+    sink.addNameView(name, view);
+    return held ? "applied" : "ignored";
   }
   const unknown: LineView = { seq: seq - 0.5, start: 1, end: TO_END, hash: null };
   if (meta !== undefined) sink.addKeyView(meta.pathKey, unknown);
@@ -292,6 +301,28 @@ export function applyReadEvent(
     sink.addNameView(call.name, unknown);
   }
   return "untrusted";
+}
+
+/** The slot a derived read's guard accepted, checked against the views (hashes only). */
+function derivedBaseHeld(
+  sink: ViewSink,
+  trust: PathTrust | undefined,
+  meta: ReadCacheMetaV1,
+  name: string,
+): boolean {
+  const B = meta.baseHash;
+  const exact = meta.scopeKey === FULL_SCOPE ? undefined : trust?.ranges[meta.scopeKey];
+  const candidates = [trust?.full, exact].filter((t): t is ScopeTrust => t?.hash === B);
+  if (candidates.length === 0) return false;
+  const base = candidates.reduce((a, b) => a.seq >= b.seq ? a : b);
+  const { start, end } = viewLinesOf(meta);
+  return viewsHoldBase({
+    base,
+    start,
+    end,
+    keyViews: sink.keyViews(meta.pathKey),
+    nameViews: sink.nameViews(name),
+  });
 }
 
 /**
@@ -332,6 +363,8 @@ export class ReplayCursor {
     },
     addKeyView: (k, v) => this.#keyViews.set(k, addView(this.#keyViews.get(k) ?? [], v)),
     addNameView: (n, v) => this.#nameViews.set(n, addView(this.#nameViews.get(n) ?? [], v)),
+    keyViews: (k) => this.#keyViews.get(k) ?? [],
+    nameViews: (n) => this.#nameViews.get(n) ?? [],
   };
 
   /** How the last {@linkcode ReplayCursor.advance} call proceeded. */

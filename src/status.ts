@@ -131,6 +131,11 @@ export function formatBranchStatus(status: BranchStatus, store: StoreStats | str
       ? `object store: ${store}`
       : `object store: ${store.objects} objects, ${formatSize(store.bytes)}`,
   );
+  if (typeof store !== "string" && store.problem !== undefined) {
+    const p = store.problem;
+    lines.push(`object store problem: ${p.path} ${p.what}; reads are served in full meanwhile.`);
+    lines.push(`  fix: ${p.fix}`);
+  }
   if (status.files.length === 0) lines.push("tracked files: none");
   else {
     lines.push(`tracked files: ${status.files.length}`);

@@ -238,3 +238,25 @@ export function newestViewConflict(
   if (overlaps(uncoveredName, q.start, last).length > 0) return "name_not_seen";
   return undefined;
 }
+
+/**
+ * The newest-view rule checked from hashes alone, as replay does for a
+ * derived answer found in the session (SPEC §5.5): true when every view the
+ * rule compares carries the base's own hash and every line of the answer has
+ * a view under the name (for a whole-file answer: up to the end of the file).
+ * Different content counts as disagreement, so this is never less strict than
+ * {@linkcode newestViewConflict}.
+ *
+ * @example
+ * ```ts
+ * import { TO_END, viewsHoldBase } from "@readcache/core";
+ * const seen = [{ seq: 1, start: 1, end: TO_END, hash: "A" }];
+ * viewsHoldBase({ base: { hash: "A", seq: 1 }, start: 1, end: TO_END, keyViews: seen, nameViews: seen }); // true
+ * viewsHoldBase({ base: { hash: "A", seq: 1 }, start: 1, end: TO_END, keyViews: seen, nameViews: [] }); // false
+ * ```
+ */
+export function viewsHoldBase(q: ViewQuery): boolean {
+  const { pieces, uncoveredName } = walk(q);
+  return pieces.every((p) => p.hash === q.base.hash) &&
+    overlaps(uncoveredName, q.start, q.end).length === 0;
+}

@@ -181,3 +181,20 @@ Deno.test("the volatile store is a plain in-memory store", async () => {
   const m = new MemoryObjectStore();
   assert.deepEqual(await m.stats(), { objects: 0, bytes: 0 });
 });
+
+Deno.test(
+  "/readcache-status names a store problem in words (store path is a file), and reads are still served",
+  withDirs(async (cwd) => {
+    mkdirSync(join(cwd, ".pi"));
+    await writeFile(join(cwd, ".pi", "readcache"), "not a directory\n");
+    await writeFile(join(cwd, "a.txt"), TEXT);
+    const host = new FakePiHost(newSession(cwd), cwd);
+    createReadcacheExtension({ home: () => cwd })(host);
+    const read = await host.callTool("read", { path: "a.txt" });
+    assert.ok(read.ok && read.text === TEXT);
+    await host.command("readcache-status", "");
+    const note = host.notifications.at(-1)!.message;
+    assert.match(note, /object store problem: .*\.pi\/readcache/);
+    assert.match(note, /fix: /);
+  }),
+);

@@ -26,7 +26,12 @@ import { ReadCacheError } from "../errors.ts";
 import { BranchKnowledge, type InFlightRead } from "../knowledge.ts";
 import { READCACHE_CUSTOM_TYPE, type ReadCacheMetaV1, type ReadMode } from "../meta.ts";
 import type { ScopeKey } from "../scope.ts";
-import { MemoryObjectStore, type ObjectStore, type StoreStats } from "../object_store.ts";
+import {
+  MemoryObjectStore,
+  type ObjectStore,
+  type StoreProblem,
+  type StoreStats,
+} from "../object_store.ts";
 import type { ReadRequest } from "../range.ts";
 import { resolveCall, resolveInvalidation, serveRead } from "../read_service.ts";
 import { parseRefreshArgs } from "../refresh.ts";
@@ -42,6 +47,7 @@ export type {
   ReadCacheMetaV1,
   ReadMode,
   ScopeKey,
+  StoreProblem,
   StoreStats,
   TruncationResult,
 };
@@ -383,7 +389,16 @@ class ReadcacheRuntime {
 export function createReadcacheExtension(
   options: ReadcacheExtensionOptions = {},
 ): (pi: PiExtensionHost) => void {
-  const storeFor = options.storeFor ?? ((cwd: string) => FsObjectStore.forCwd(cwd));
+  // one store per working directory, so its checks and its one problem report are made once
+  const stores = new Map<string, ObjectStore>();
+  const storeFor = (cwd: string): ObjectStore => {
+    let s = stores.get(cwd);
+    if (s === undefined) {
+      s = options.storeFor?.(cwd) ?? FsObjectStore.forCwd(cwd);
+      stores.set(cwd, s);
+    }
+    return s;
+  };
   const home = options.home ?? homedir;
   const now = options.now ?? Date.now;
 
