@@ -1,0 +1,411 @@
+// The output-level safety oracle (tests/support/oracle/): unit tests of its
+// parser and checker on hand-written outputs, a fixed-seed run of generated
+// sessions through the reference and the pi adapter (events on and off), the
+// checked-in scenario vectors through the oracle, and the planted-bug harness
+// (every planted bug must give unsafe answers the unmodified code does not).
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync } from "node:fs";
+import type { ScenarioOutput, StepResult } from "../src/session_simulator.ts";
+import { type Scenario, ScenarioSchema } from "../src/vector_schema.ts";
+import { checkScenario } from "./support/oracle/checker.ts";
+import { compileSession, sessionArb } from "./support/oracle/generator.ts";
+import { PLANTED_BUGS, runMutant } from "./support/oracle/mutants.ts";
+import { applyHunks, parseCached, parseShown, parseUnifiedDiff } from "./support/oracle/parse.ts";
+import { type PortName, PORTS } from "./support/oracle/ports.ts";
+import { type OracleResult, runOracle, runSession } from "./support/oracle/run.ts";
+import fc from "fast-check";
+
+const SEED = 20_251_123;
+
+// ------------------------------------------------------------------ parser
+
+Deno.test("oracle parser: pi's read output, every notice", () => {
+  assert.deepEqual(parseShown("a\nb", 1), {
+    kind: "lines",
+    start: 1,
+    lines: ["a", "b"],
+    total: 2,
+    notice: "none",
+  });
+  assert.deepEqual(parseShown("b\n\n[3 more lines in file. Use offset=3 to continue.]", 2), {
+    kind: "lines",
+    start: 2,
+    lines: ["b"],
+    total: 5,
+    notice: "more",
+  });
+  assert.deepEqual(
+    parseShown("x\ny\n\n[Showing lines 4-5 of 9. Use offset=6 to continue.]", 4),
+    { kind: "lines", start: 4, lines: ["x", "y"], total: 9, notice: "showing" },
+  );
+  assert.deepEqual(
+    parseShown("x\n\n[Showing lines 1-1 of 9 (50.0KB limit). Use offset=2 to continue.]", 1),
+    { kind: "lines", start: 1, lines: ["x"], total: 9, notice: "showing-bytes" },
+  );
+  assert.deepEqual(
+    parseShown(
+      "[Line 1 is 51.0KB, exceeds 50.0KB limit. Use bash: sed -n '1p' a.txt | head -c 51200]",
+      1,
+    ),
+    { kind: "first-line-too-large", line: 1 },
+  );
+  // notices whose numbers do not add up are not pi's output
+  assert.equal(
+    parseShown("x\n\n[Showing lines 1-3 of 9. Use offset=4 to continue.]", 1),
+    undefined,
+  );
+  assert.equal(parseShown("x\n\n[2 more lines in file. Use offset=5 to continue.]", 1), undefined);
+  assert.equal(
+    parseShown("x\n\n[Showing lines 2-2 of 9. Use offset=3 to continue.]", 1),
+    undefined,
+  );
+});
+
+Deno.test("oracle parser: markers and diffs", () => {
+  assert.deepEqual(parseCached("[readcache: unchanged, 41 lines]"), {
+    kind: "unchanged",
+    total: 41,
+  });
+  assert.deepEqual(parseCached("[readcache: unchanged in lines 5-7 of 41]"), {
+    kind: "unchanged_range",
+    start: 5,
+    end: 7,
+    total: 41,
+  });
+  assert.deepEqual(
+    parseCached("[readcache: unchanged in lines 5-7; changes exist outside this range]"),
+    { kind: "unchanged_outside", start: 5, end: 7 },
+  );
+  const d = parseCached(
+    "[readcache: 2 lines changed of 3]\n--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n x\n-y\n+z",
+  );
+  assert.equal(d?.kind, "diff");
+  assert.equal(parseCached("[readcache: unchanged, 4 lines] and more"), undefined);
+  assert.equal(parseCached("[readcache: 1 lines changed of 3]\n@@ -1 +1 @@\n-a\n+b"), undefined);
+  // hunk counts that do not match the hunk body
+  assert.equal(parseUnifiedDiff(["--- a/f", "+++ b/f", "@@ -1,3 +1,2 @@", " x", "-y"]), undefined);
+});
+
+Deno.test("oracle parser: hunks apply strictly, line terminators included", () => {
+  const hunks = parseUnifiedDiff([
+    "--- a/f",
+    "+++ b/f",
+    "@@ -1,2 +1,3 @@",
+    " a",
+    "-b",
+    "\\ No newline at end of file",
+    "+b",
+    "+c",
+    "\\ No newline at end of file",
+  ])!;
+  assert.deepEqual(applyHunks("a\nb", hunks), { text: "a\nb\nc" });
+  assert.ok("error" in applyHunks("a\nb\n", hunks), "b has a newline: the hunk does not apply");
+  assert.ok("error" in applyHunks("a\nB", hunks));
+  const insert = parseUnifiedDiff(["--- a/f", "+++ b/f", "@@ -0,0 +1 @@", "+a"])!;
+  assert.deepEqual(applyHunks("", insert), { text: "a\n" });
+});
+
+// ----------------------------------------------------------------- checker
+
+const A = "l1\nl2\nl3\nl4\nl5\n"; // 6 lines as pi counts them
+const B = "l1\nX\nl3\nl4\nl5\n"; // line 2 changed
+const DIFF_AB = "[readcache: 2 lines changed of 6]\n--- a/a.txt\n+++ b/a.txt\n" +
+  "@@ -1,5 +1,5 @@\n l1\n-l2\n+X\n l3\n l4\n l5";
+
+type Out = { mode: string | null; text: string } | { error: string } | null;
+
+/** A vector (steps as plain objects) and the port output: `null` for non-read steps. */
+function session(
+  steps: [Record<string, unknown>, Out][],
+  files: Record<string, string> = { "a.txt": A },
+): { vector: Scenario; output: ScenarioOutput } {
+  const vector = ScenarioSchema.parse({
+    id: "oracle-unit",
+    title: "hand-written",
+    refs: ["tests/oracle_test.ts"],
+    files,
+    steps: steps.map(([s]) => s.op === "read" ? { expect: {}, ...s } : s),
+  });
+  const results: StepResult[] = [];
+  steps.forEach(([, o], step) => {
+    if (o !== null) results.push({ step, ...o });
+  });
+  return { vector, output: { id: vector.id, results } };
+}
+
+function unsafeOf(s: { vector: Scenario; output: ScenarioOutput }): string[] {
+  return checkScenario(s.vector, s.output).unsafe.map((u) => `${u.step} ${u.category}`);
+}
+
+const read = (extra: Record<string, unknown> = {}) => ({ op: "read", path: "a.txt", ...extra });
+const full = (text: string) => ({ mode: "full", text });
+const unchanged = (total: number) => ({
+  mode: "unchanged",
+  text: `[readcache: unchanged, ${total} lines]`,
+});
+
+Deno.test("oracle checker: correct answers pass", () => {
+  const C = "l1\nX\nl3\nl4\nZ\n";
+  assert.deepEqual(
+    unsafeOf(session([
+      [read(), full(A)],
+      [read(), unchanged(6)],
+      [read({ offset: 2, limit: 2 }), {
+        mode: "unchanged_range",
+        text: "[readcache: unchanged in lines 2-3 of 6]",
+      }],
+      [{ op: "write", path: "a.txt", content: B }, null],
+      [read(), { mode: "diff", text: DIFF_AB }],
+      [{ op: "write", path: "a.txt", content: C }, null],
+      [read({ offset: 1, limit: 1 }), {
+        mode: "unchanged_range",
+        text: "[readcache: unchanged in lines 1-1; changes exist outside this range]",
+      }],
+      [read({ offset: 9 }), { error: "Offset 9 is beyond end of file (6 lines total)" }],
+      [read({ offset: 4, limit: 1 }), {
+        mode: "baseline_fallback",
+        text: "l4\n\n[2 more lines in file. Use offset=5 to continue.]",
+      }],
+    ])),
+    [],
+  );
+});
+
+Deno.test("oracle checker: a diff applied twice is caught", () => {
+  assert.deepEqual(
+    unsafeOf(session([
+      [read(), full(A)],
+      [{ op: "write", path: "a.txt", content: B }, null],
+      [read(), { mode: "diff", text: DIFF_AB }],
+      [read(), { mode: "diff", text: DIFF_AB }],
+    ])),
+    ["3 diff:does-not-apply"],
+  );
+});
+
+Deno.test("oracle checker: the newest view wins (a fresher range read showing other text)", () => {
+  const steps: [Record<string, unknown>, Out][] = [
+    [read(), full(A)],
+    [{ op: "write", path: "a.txt", content: B }, null],
+    [read({ offset: 2, limit: 1 }), {
+      mode: "baseline_fallback",
+      text: "X\n\n[4 more lines in file. Use offset=3 to continue.]",
+    }],
+    [{ op: "write", path: "a.txt", content: A }, null],
+  ];
+  assert.deepEqual(unsafeOf(session([...steps, [read(), unchanged(6)]])), [
+    "4 unchanged:stale-line",
+  ]);
+  assert.deepEqual(
+    unsafeOf(session([...steps, [read({ offset: 1, limit: 3 }), {
+      mode: "unchanged_range",
+      text: "[readcache: unchanged in lines 1-3 of 6]",
+    }]])),
+    ["4 unchanged_range:stale-line"],
+  );
+  // lines the fresher read did not touch are still the model's newest view
+  assert.deepEqual(
+    unsafeOf(session([...steps, [read({ offset: 3, limit: 2 }), {
+      mode: "unchanged_range",
+      text: "[readcache: unchanged in lines 3-4 of 6]",
+    }]])),
+    [],
+  );
+});
+
+Deno.test("oracle checker: where the file ends is what the model saw, not a stated count", () => {
+  const A3 = "l1\nl2\nl3"; // 3 lines, no trailing newline
+  const B4 = "l1\nnew\nl2\nl3"; // a line inserted
+  const DIFF_A3_B4 = "[readcache: 1 lines changed of 4]\n--- a/a.txt\n+++ b/a.txt\n" +
+    "@@ -1,3 +1,4 @@\n l1\n+new\n l2\n l3\n\\ No newline at end of file";
+  // a range read says the file now has 4 lines; the model still holds all of A3: the diff is fine
+  assert.deepEqual(
+    unsafeOf(session([
+      [read(), full(A3)],
+      [{ op: "write", path: "a.txt", content: B4 }, null],
+      [read({ offset: 1, limit: 1 }), {
+        mode: "baseline_fallback",
+        text: "l1\n\n[3 more lines in file. Use offset=2 to continue.]",
+      }],
+      [read(), { mode: "diff", text: DIFF_A3_B4 }],
+    ], { "a.txt": A3 })),
+    [],
+  );
+  // the model saw the file end at line 3: its older line 4 is gone from its view
+  const C4 = "l1\nl2\nl3\nl4";
+  assert.deepEqual(
+    unsafeOf(session([
+      [read(), full(C4)],
+      [{ op: "write", path: "a.txt", content: A3 }, null],
+      [read(), full(A3)],
+      [{ op: "write", path: "a.txt", content: C4 }, null],
+      [read(), unchanged(4)],
+    ], { "a.txt": C4 })),
+    ["4 unchanged:unknown-line"],
+  );
+});
+
+Deno.test("oracle checker: unpersisted reads count only within their turn", () => {
+  const turn: [Record<string, unknown>, Out][] = [
+    [{ op: "message" }, null],
+    [read({ persist: false }), full(A)],
+    [read(), unchanged(6)], // same turn: relies on the read above, fine
+  ];
+  assert.deepEqual(unsafeOf(session(turn)), []);
+  // after the turn the unpersisted output is gone: the persisted marker vouches for nothing
+  assert.deepEqual(
+    unsafeOf(session([...turn, [{ op: "message" }, null], [read(), unchanged(6)]])),
+    [
+      "4 unchanged:unknown-line",
+    ],
+  );
+  // writes between the calls of one turn keep the turn open
+  assert.deepEqual(
+    unsafeOf(session([
+      [read({ persist: false }), full(A)],
+      [{ op: "write", path: "b.txt", content: "x" }, null],
+      [read({ persist: false }), unchanged(6)],
+    ])),
+    [],
+  );
+});
+
+Deno.test("oracle checker: names, compaction and /tree", () => {
+  assert.deepEqual(
+    unsafeOf(session([
+      [{ op: "symlink", path: "link.txt", target: "a.txt" }, null],
+      [read({ path: "link.txt" }), full(A)],
+      [read({ path: "./a.txt" }), unchanged(6)],
+    ])),
+    ["2 unchanged:no-view"],
+  );
+  assert.deepEqual(
+    unsafeOf(session([
+      [read(), full(A)],
+      [read({ path: "sub/../a.txt" }), unchanged(6)],
+      [read({ path: "@a.txt" }), unchanged(6)],
+    ])),
+    [],
+  );
+  assert.deepEqual(
+    unsafeOf(session([[read(), full(A)], [{ op: "compact" }, null], [read(), unchanged(6)]])),
+    ["2 unchanged:no-view"],
+  );
+  assert.deepEqual(
+    unsafeOf(session([
+      [{ op: "message" }, null],
+      [{ op: "label", name: "before" }, null],
+      [read(), full(A)],
+      [{ op: "navigate", to: "before" }, null],
+      [read(), unchanged(6)],
+    ])),
+    ["4 unchanged:no-view"],
+  );
+});
+
+Deno.test("oracle checker: wrong counts, wrong content, truncation, non-UTF-8", () => {
+  assert.deepEqual(unsafeOf(session([[read(), full(A)], [read(), unchanged(5)]])), [
+    "1 unchanged:count",
+  ]);
+  assert.deepEqual(
+    unsafeOf(session([
+      [read(), full(A)],
+      [{ op: "write", path: "a.txt", content: B }, null],
+      [read(), { mode: "diff", text: DIFF_AB.replace("2 lines changed", "3 lines changed") }],
+    ])),
+    ["2 diff:count"],
+  );
+  assert.deepEqual(unsafeOf(session([[read(), full(B)]])), ["0 full:wrong-content"]);
+  const big = Array.from({ length: 2005 }, (_, i) => `${i + 1}`).join("\n");
+  const shown = big.split("\n").slice(0, 2000).join("\n") +
+    "\n\n[Showing lines 1-2000 of 2005. Use offset=2001 to continue.]";
+  assert.deepEqual(
+    unsafeOf(session([
+      [read({ path: "big.txt" }), full(shown)],
+      [read({ path: "big.txt" }), {
+        mode: "unchanged_range",
+        text: "[readcache: unchanged in lines 1-2000 of 2005]",
+      }],
+      [read({ path: "big.txt" }), unchanged(2005)],
+    ], { "big.txt": big })),
+    ["2 unchanged:unknown-line"],
+  );
+  assert.deepEqual(
+    unsafeOf(session([
+      [read(), full(A)],
+      [{ op: "write", path: "a.txt", content: { base64: btoa("l1\n\xff\nl3\nl4\nl5\n") } }, null],
+      [read(), { mode: null, text: "l1\n\ufffd\nl3\nl4\nl5\n" }],
+      [{ op: "write", path: "a.txt", content: A }, null],
+      [read(), unchanged(6)],
+    ])),
+    ["4 unchanged:unknown-line"],
+  );
+});
+
+// ------------------------------------------------------- generated sessions
+
+Deno.test("oracle generator: vectors are valid and deterministic", () => {
+  const a = fc.sample(sessionArb(), { seed: SEED, numRuns: 50 }).map((s, i) =>
+    compileSession(s, `oracle-${i}`)
+  );
+  const b = fc.sample(sessionArb(), { seed: SEED, numRuns: 50 }).map((s, i) =>
+    compileSession(s, `oracle-${i}`)
+  );
+  assert.deepEqual(a, b);
+  for (const v of a) ScenarioSchema.parse(v);
+});
+
+function explain(port: string, sessions: number, r: OracleResult): string {
+  const lines = [
+    `${port}: ${r.unsafe.length} unsafe answers, ${r.errors.length} vectors that did not run`,
+  ];
+  for (const e of r.errors.slice(0, 1)) lines.push(`error: ${e.message}`);
+  for (const u of r.unsafe.slice(0, 5)) {
+    lines.push(`session ${u.session} step ${u.step} ${u.category}: ${u.reason}`);
+  }
+  for (const c of r.counterexamples) {
+    lines.push(`shrunk counterexample (${c.category}):`, JSON.stringify(c.vector, null, 2));
+  }
+  lines.push(`reproduce: deno task oracle --port ${port} --sessions ${sessions} --seed ${r.seed}`);
+  return lines.join("\n");
+}
+
+for (const [port, sessions] of [["reference", 250], ["pi", 150], ["pi-no-events", 150]] as const) {
+  Deno.test(`oracle: ${sessions} generated sessions through ${port}, 0 unsafe answers`, async () => {
+    const r = await runOracle({
+      port: PORTS[port as PortName],
+      sessions,
+      seed: SEED,
+      shrink: 1,
+      shrinkBudget: 100,
+    });
+    assert.equal(r.sessions, sessions);
+    assert.ok(r.cachedAnswers > sessions / 2, "the sessions exercise cached answers");
+    assert.ok(r.errors.length === 0 && r.unsafe.length === 0, explain(port, sessions, r));
+  });
+}
+
+Deno.test("oracle: the checked-in scenario vectors give no unsafe answer", async () => {
+  const dir = new URL("../vectors/scenario/", import.meta.url);
+  for (const f of readdirSync(dir).filter((f) => f.endsWith(".json")).sort()) {
+    const vector = ScenarioSchema.parse(JSON.parse(readFileSync(new URL(f, dir), "utf8")));
+    const o = await runSession(PORTS.reference, vector);
+    assert.ok(o.ok, `${f}: ${o.ok ? "" : o.error}`);
+    assert.deepEqual(o.unsafe, [], f);
+  }
+});
+
+// ------------------------------------------------------------ planted bugs
+
+for (const bug of PLANTED_BUGS) {
+  Deno.test(`oracle catches the planted bug ${bug.name}`, async () => {
+    const r = await runMutant(bug, { sessions: 200, seed: SEED, stopAfter: 1 });
+    for (const port of bug.ports) {
+      assert.ok(
+        r.introduced.some((x) => x.port === port),
+        `${bug.name} on ${port}: no unsafe answer beyond the unmodified code's ` +
+          JSON.stringify(r.counts),
+      );
+    }
+  });
+}

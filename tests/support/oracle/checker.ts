@@ -1,0 +1,365 @@
+// The output-level safety check. It walks a scenario vector with its own
+// file system and session tree models and, for every `read` result the port
+// printed, rebuilds what the model holds of that name from the outputs in its
+// context, then decides whether a cached answer (`unchanged`,
+// `unchanged_range`, `diff`) is true of the current file given that view.
+// Plain outputs are checked against the file too. Nothing here comes from the
+// implementation: only the outputs.
+//
+// The model (pi semantics):
+// - Context: the outputs of the persisted reads on the active branch after
+//   its latest compaction, in order, plus the unpersisted reads earlier in
+//   the same turn. A turn is a run of reads in which every read but the last
+//   has `persist: false`; `write`, `remove`, `symlink` and `storeFault` steps
+//   may sit between its reads (SPEC §10); any other step ends it, and its
+//   unpersisted outputs leave the context (they never reached the session).
+// - Names: a view per name as typed and resolved against cwd (`a.txt`,
+//   `./a.txt`, `sub/../a.txt`, `@a.txt` are one name; a symlink is its own
+//   name, never its target's).
+// - View: line -> text, newest output wins, and where the file ends once the
+//   model has seen its end. A plain output sets the lines it shows (and the
+//   end, when it reached it: no notice); `[readcache: unchanged, T lines]`
+//   keeps lines 1..T and ends the file at T; the range markers keep their
+//   lines (the other lines stay as they were, also after "changes exist
+//   outside this range"); a diff is applied to lines 1..end of the view (all
+//   must be known) and the result is the view. Line counts a notice merely
+//   states (`of Z`, `N more lines`) change nothing. Non-UTF-8 plain reads,
+//   unparseable outputs and diffs that do not apply make lines UNKNOWN. The fold uses the outputs only, so a persisted
+//   answer whose base was an unpersisted read means nothing once its turn is
+//   over.
+// - Unsafe: a cached answer whose lines are not exactly the current file in
+//   the view at that moment (unknown, or older text than the newest shown), a
+//   diff that does not apply to the view or does not yield the file, wrong
+//   line counts; a plain output whose text is not the file's.
+//
+// Categories are `<mode>:<problem>`, the problem being `no-view` (no output in
+// the context names the file), `unknown-line`, `stale-line`,
+// `does-not-apply`, `wrong-result`, `count`, `missing-file`, `non-utf8`,
+// `unparseable` or `wrong-content`.
+import type { ScenarioOutput, StepResult } from "../../../src/session_simulator.ts";
+import type { Scenario } from "../../../src/vector_schema.ts";
+import { type FileText, FsModel, type ResolvedRead, resolveRead } from "./fs_model.ts";
+import { applyHunks, type CachedAnswer, changedLines, parseCached, parseShown } from "./parse.ts";
+import { SessionTree } from "./session_model.ts";
+import { type Effect, firstMismatch, foldView, type View, viewText } from "./view.ts";
+
+/** Modes whose output relies on content already in the model's context. */
+export const CACHED_MODES: readonly string[] = ["unchanged", "unchanged_range", "diff"];
+
+/** A read answer the model could not safely rely on. */
+export interface UnsafeAnswer {
+  /** Index of the `read` step in the vector. */
+  step: number;
+  /** The path as the step typed it. */
+  path: string;
+  /** The mode the port reported. */
+  mode: string | null;
+  /**
+   * `<answer>:<problem>`, e.g. `unchanged:stale-line`, `diff:does-not-apply`,
+   * `unchanged_range:no-view`, `full:wrong-content`.
+   */
+  category: string;
+  /** What exactly is wrong. */
+  reason: string;
+  /** The output text (cut to 300 characters). */
+  text: string;
+}
+
+/** Something odd that is not a safety problem (an unexpected error, say). */
+export interface Anomaly {
+  step: number;
+  reason: string;
+}
+
+/** Result of checking one scenario run. */
+export interface CheckReport {
+  /** `read` steps. */
+  reads: number;
+  /** Reads answered with a cached mode. */
+  cachedAnswers: number;
+  /** Results by mode (`error` for failed reads, `null` for plain reads). */
+  modes: Record<string, number>;
+  unsafe: UnsafeAnswer[];
+  anomalies: Anomaly[];
+}
+
+interface Payload {
+  name: string;
+  effect: Effect;
+}
+
+interface Verdict {
+  effect: Effect;
+  problem?: { kind: string; reason: string };
+  anomaly?: string;
+}
+
+function cut(text: string): string {
+  return text.length > 300 ? `${text.slice(0, 300)}...` : text;
+}
+
+/**
+ * `no-view` (no output in the context names the file), `unknown-line` or
+ * `stale-line` for a mismatch found in a view.
+ */
+function staleKind(seen: boolean, mismatch: string): string {
+  if (!seen) return "no-view";
+  return mismatch.includes("unknown") ? "unknown-line" : "stale-line";
+}
+
+function checkCached(
+  ans: CachedAnswer,
+  view: View,
+  seen: boolean,
+  cur: FileText | undefined,
+): Verdict {
+  const effect: Effect = ans.kind === "diff"
+    ? { kind: "diff", hunks: ans.hunks, total: ans.total }
+    : ans.kind === "unchanged"
+    ? { kind: "unchanged", total: ans.total }
+    : { kind: "unchanged_range", start: ans.start, end: ans.end };
+  const fail = (kind: string, reason: string): Verdict => ({ effect, problem: { kind, reason } });
+  if (cur === undefined) return fail("missing-file", "the file does not exist");
+  if (!cur.utf8) return fail("non-utf8", "the file is not UTF-8 text");
+  const total = cur.lines.length;
+  switch (ans.kind) {
+    case "unchanged": {
+      if (ans.total !== total) {
+        return fail("count", `marker says ${ans.total} lines, the file has ${total}`);
+      }
+      const m = firstMismatch(view, cur.lines, 1, ans.total);
+      return m === undefined ? { effect } : fail(staleKind(seen, m), m);
+    }
+    case "unchanged_range":
+    case "unchanged_outside": {
+      if (ans.start < 1 || ans.end < ans.start || ans.end > total) {
+        return fail(
+          "count",
+          `lines ${ans.start}-${ans.end} are not a range of a ${total}-line file`,
+        );
+      }
+      if (ans.kind === "unchanged_range" && ans.total !== total) {
+        return fail("count", `marker says ${ans.total} lines, the file has ${total}`);
+      }
+      const m = firstMismatch(view, cur.lines, ans.start, ans.end);
+      return m === undefined ? { effect } : fail(staleKind(seen, m), m);
+    }
+    case "diff": {
+      if (ans.total !== total) {
+        return fail("count", `diff header says ${ans.total} lines, the file has ${total}`);
+      }
+      const n = changedLines(ans.hunks);
+      if (ans.changed !== n) {
+        return fail("count", `diff header says ${ans.changed} lines changed, the diff has ${n}`);
+      }
+      const base = viewText(view);
+      if (base === undefined) {
+        const missing = view.end === null
+          ? "the model has not seen where the file ends"
+          : `line ${
+            [...Array(view.end).keys()].map((i) => i + 1).find((i) => !view.lines.has(i))
+          } of ${view.end} is unknown to the model`;
+        return fail(seen ? "does-not-apply" : "no-view", missing);
+      }
+      const r = applyHunks(base, ans.hunks);
+      if ("error" in r) return fail("does-not-apply", r.error);
+      if (r.text !== cur.text) {
+        const got = r.text.split("\n");
+        const i = got.findIndex((l, k) => l !== cur.lines[k]);
+        return fail(
+          "wrong-result",
+          `applied to the model's view the diff gives ${got.length} lines; line ${i + 1} is ${
+            JSON.stringify(got[i])
+          }, the file has ${JSON.stringify(cur.lines[i])}`,
+        );
+      }
+      return { effect };
+    }
+  }
+}
+
+function checkShown(text: string, req: ResolvedRead, cur: FileText | undefined): Verdict {
+  const start = req.offset ?? 1;
+  const p = parseShown(text, start);
+  const fail = (kind: string, reason: string, effect: Effect): Verdict => ({
+    effect,
+    problem: { kind, reason },
+  });
+  if (p === undefined) {
+    return fail("unparseable", "the output is not in pi's read format", { kind: "unknown" });
+  }
+  if (p.kind === "first-line-too-large") {
+    const line = cur?.lines[start - 1];
+    const big = line !== undefined && new TextEncoder().encode(line).length > 51200;
+    return {
+      effect: { kind: "nothing" },
+      anomaly: big ? undefined : `first-line-too-large message for a line of normal size`,
+    };
+  }
+  if (cur === undefined || !cur.utf8) {
+    // a non-UTF-8 file is shown with U+FFFD: the model does not learn its lines
+    const effect: Effect = {
+      kind: "shown",
+      start,
+      lines: p.lines.map(() => null),
+      eof: p.notice === "none",
+    };
+    return cur === undefined
+      ? fail("wrong-content", "content shown for a file that does not exist", effect)
+      : { effect };
+  }
+  const effect: Effect = { kind: "shown", start, lines: p.lines, eof: p.notice === "none" };
+  if (p.total !== cur.lines.length) {
+    return fail(
+      "wrong-content",
+      `output implies ${p.total} lines, the file has ${cur.lines.length}`,
+      effect,
+    );
+  }
+  for (let i = 0; i < p.lines.length; i++) {
+    if (p.lines[i] !== cur.lines[start - 1 + i]) {
+      return fail(
+        "wrong-content",
+        `line ${start + i} shown as ${JSON.stringify(p.lines[i])}, the file has ${
+          JSON.stringify(cur.lines[start - 1 + i])
+        }`,
+        effect,
+      );
+    }
+  }
+  return { effect };
+}
+
+function judge(
+  r: StepResult,
+  req: ResolvedRead,
+  view: View,
+  seen: boolean,
+  cur: FileText | undefined,
+): Verdict {
+  if ("error" in r) {
+    const bad = (n: number | undefined) => n !== undefined && !(Number.isInteger(n) && n >= 1);
+    const expected = cur === undefined || bad(req.offset) || bad(req.limit) ||
+      (req.offset !== undefined && req.offset > cur.lines.length);
+    return {
+      effect: { kind: "nothing" },
+      anomaly: expected ? undefined : `unexpected error: ${r.error}`,
+    };
+  }
+  if (r.mode !== null && CACHED_MODES.includes(r.mode)) {
+    const ans = parseCached(r.text);
+    if (ans === undefined) {
+      return {
+        effect: { kind: "unknown" },
+        problem: { kind: "unparseable", reason: "not a readcache marker or diff" },
+      };
+    }
+    return checkCached(ans, view, seen, cur);
+  }
+  return checkShown(r.text, req, cur);
+}
+
+/**
+ * Checks one port run of a scenario vector. Throws only when the vector
+ * itself cannot run (a navigation to a label that does not exist).
+ */
+export function checkScenario(vector: Scenario, output: ScenarioOutput): CheckReport {
+  const fs = FsModel.fromFiles(vector.files);
+  const tree = new SessionTree<Payload>();
+  const results = new Map(output.results.map((r) => [r.step, r]));
+  const report: CheckReport = {
+    reads: 0,
+    cachedAnswers: 0,
+    modes: {},
+    unsafe: [],
+    anomalies: [],
+  };
+  let turnOpen = false;
+  let pending: Payload[] = [];
+  const endTurn = () => {
+    turnOpen = false;
+    pending = [];
+  };
+
+  vector.steps.forEach((step, index) => {
+    switch (step.op) {
+      case "read": {
+        if (!turnOpen) pending = [];
+        report.reads++;
+        const req = resolveRead(fs, step);
+        const r = results.get(index) ??
+          { step: index, error: "(the port printed no result for this step)" };
+        if (!results.has(index)) report.anomalies.push({ step: index, reason: "no result" });
+        const effects = [...tree.contextPayloads(), ...pending].filter((p) => p.name === req.name)
+          .map((p) => p.effect);
+        const view = foldView(effects);
+        const cur = fs.text(req.name);
+        const v = judge(r, req, view, effects.some((e) => e.kind !== "nothing"), cur);
+        if (!("error" in r) && r.mode !== null && CACHED_MODES.includes(r.mode)) {
+          report.cachedAnswers++;
+        }
+        const mode = "error" in r ? "error" : String(r.mode);
+        report.modes[mode] = (report.modes[mode] ?? 0) + 1;
+        if (v.problem !== undefined) {
+          const mode = "error" in r ? null : r.mode;
+          report.unsafe.push({
+            step: index,
+            path: step.path,
+            mode,
+            category: `${mode ?? "null"}:${v.problem.kind}`,
+            reason: v.problem.reason,
+            text: "error" in r ? "" : cut(r.text),
+          });
+        }
+        if (v.anomaly !== undefined) report.anomalies.push({ step: index, reason: v.anomaly });
+        const payload = { name: req.name, effect: v.effect };
+        if (step.persist === false) {
+          pending.push(payload);
+          turnOpen = true;
+          tree.unpersistedRead();
+        } else {
+          tree.append("read", payload);
+          endTurn();
+        }
+        return;
+      }
+      case "write":
+        fs.write(step.path, step.content);
+        return;
+      case "remove":
+        fs.remove(step.path);
+        return;
+      case "symlink":
+        fs.symlink(step.path, step.target);
+        return;
+      case "storeFault":
+        // not a session entry: the reads around it can be calls of one turn (SPEC §10)
+        return;
+      case "message":
+      case "invalidate":
+        tree.append("other");
+        endTurn();
+        return;
+      case "compact":
+        tree.append("compact");
+        endTurn();
+        return;
+      case "label":
+        tree.label(step.name);
+        endTurn();
+        return;
+      case "navigate":
+        tree.navigate(step.to);
+        endTurn();
+        return;
+      case "fork":
+        tree.fork();
+        endTurn();
+        return;
+      case "restart":
+        endTurn();
+        return;
+    }
+  });
+  return report;
+}

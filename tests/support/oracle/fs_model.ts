@@ -1,0 +1,238 @@
+// The oracle's own model of the working directory: regular files and
+// symbolic links under relative names, driven by the scenario steps `write`,
+// `remove` and `symlink` exactly as the runners apply them to a real
+// directory (`writeFileSync` follows links, `rmSync` removes the link itself,
+// `symlink` is `ln -sfn`). It also resolves what the model typed the way pi's
+// read tool does (one leading `@`, relative to cwd, `.`/`..` folded
+// lexically, `path:N-M` shorthand). Independent of src/: nothing here is
+// imported from the implementation.
+
+/** A node of the model: a regular file or a symbolic link. */
+export type FsNode =
+  | { kind: "file"; bytes: Uint8Array }
+  | { kind: "link"; target: string };
+
+/** Scenario file content: text, or `{base64}` for raw bytes. */
+export type VectorContent = string | { base64: string };
+
+const ENCODER = new TextEncoder();
+const LOSSY = new TextDecoder("utf-8", { ignoreBOM: true });
+const STRICT = new TextDecoder("utf-8", { ignoreBOM: true, fatal: true });
+
+/** Bytes of a vector content. */
+export function contentBytes(c: VectorContent): Uint8Array {
+  return typeof c === "string"
+    ? ENCODER.encode(c)
+    : Uint8Array.from(atob(c.base64), (ch) => ch.charCodeAt(0));
+}
+
+/** A vector content for bytes: text when they are strict UTF-8, else base64. */
+export function bytesContent(bytes: Uint8Array): VectorContent {
+  const text = strictText(bytes);
+  if (text !== undefined) return text;
+  let s = "";
+  for (const b of bytes) s += String.fromCharCode(b);
+  return { base64: btoa(s) };
+}
+
+/** The text of strict UTF-8 bytes, or `undefined` when they are not UTF-8. */
+export function strictText(bytes: Uint8Array): string | undefined {
+  try {
+    return STRICT.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/** What the file holds, as pi sees text: lines split on `\n` only. */
+export interface FileText {
+  /** Decoded text (invalid bytes as U+FFFD, BOM kept). */
+  text: string;
+  /** `text.split("\n")`. */
+  lines: string[];
+  /** Whether the bytes are strict UTF-8 without NUL (eligible for caching). */
+  utf8: boolean;
+}
+
+/** Decodes file bytes the way pi's read tool does. */
+export function fileText(bytes: Uint8Array): FileText {
+  const strict = strictText(bytes);
+  const text = strict ?? LOSSY.decode(bytes);
+  return { text, lines: text.split("\n"), utf8: strict !== undefined && !strict.includes("\0") };
+}
+
+/**
+ * Folds a relative path lexically: `.` and empty segments dropped, `..`
+ * removes the previous segment. The result never starts with `./`; a path
+ * that climbs out of the directory keeps its leading `..` segments.
+ */
+export function normalizeRel(p: string): string {
+  const out: string[] = [];
+  for (const seg of p.split("/")) {
+    if (seg === "" || seg === ".") continue;
+    if (seg === ".." && out.length > 0 && out[out.length - 1] !== "..") out.pop();
+    else out.push(seg);
+  }
+  return out.join("/");
+}
+
+function dirOf(rel: string): string {
+  const i = rel.lastIndexOf("/");
+  return i < 0 ? "" : rel.slice(0, i);
+}
+
+/** `target` of a link at `link` (relative to the link's directory) as a cwd-relative name. */
+export function linkTargetName(link: string, target: string): string {
+  const d = dirOf(link);
+  return normalizeRel(d === "" ? target : `${d}/${target}`);
+}
+
+/** The link target string that makes a link at `link` point at `name` (`ln -s` style). */
+export function relativeTarget(link: string, name: string): string {
+  const from = dirOf(link).split("/").filter((s) => s !== "");
+  const to = name.split("/");
+  let i = 0;
+  while (i < from.length && i < to.length - 1 && from[i] === to[i]) i++;
+  return [...from.slice(i).map(() => ".."), ...to.slice(i)].join("/");
+}
+
+/**
+ * The name the model used for a path it typed: one leading `@` removed, then
+ * resolved against cwd lexically (pi's read tool: `path.resolve`).
+ */
+export function nameOf(typed: string): string {
+  return normalizeRel(typed.startsWith("@") ? typed.slice(1) : typed);
+}
+
+/** A model of the cwd of one scenario run. */
+export class FsModel {
+  readonly nodes: Map<string, FsNode> = new Map();
+
+  /** A model holding the vector's initial files. */
+  static fromFiles(files: Record<string, VectorContent>): FsModel {
+    const fs = new FsModel();
+    for (const [rel, c] of Object.entries(files)) fs.write(rel, c);
+    return fs;
+  }
+
+  /** A deep copy. */
+  clone(): FsModel {
+    const fs = new FsModel();
+    for (const [k, v] of this.nodes) fs.nodes.set(k, v);
+    return fs;
+  }
+
+  /**
+   * Follows links from `name`: the final regular file's name, or `undefined`
+   * when the chain ends at nothing (dangling) or loops.
+   */
+  resolveFile(name: string): string | undefined {
+    let cur = normalizeRel(name);
+    for (let hops = 0; hops < 40; hops++) {
+      const n = this.nodes.get(cur);
+      if (n === undefined) return undefined;
+      if (n.kind === "file") return cur;
+      cur = linkTargetName(cur, n.target);
+    }
+    return undefined;
+  }
+
+  /** Where a write to `name` lands (links followed; the final name may not exist yet). */
+  #writeTarget(name: string): string {
+    let cur = normalizeRel(name);
+    for (let hops = 0; hops < 40; hops++) {
+      const n = this.nodes.get(cur);
+      if (n === undefined || n.kind === "file") return cur;
+      cur = linkTargetName(cur, n.target);
+    }
+    throw new Error(`symlink loop at ${name}`);
+  }
+
+  /** Like `existsSync`: true when `name` leads to a regular file. */
+  exists(name: string): boolean {
+    return this.resolveFile(name) !== undefined;
+  }
+
+  /** The bytes `name` leads to, or `undefined`. */
+  read(name: string): Uint8Array | undefined {
+    const f = this.resolveFile(name);
+    if (f === undefined) return undefined;
+    const n = this.nodes.get(f);
+    return n?.kind === "file" ? n.bytes : undefined;
+  }
+
+  /** The decoded content `name` leads to, or `undefined`. */
+  text(name: string): FileText | undefined {
+    const b = this.read(name);
+    return b === undefined ? undefined : fileText(b);
+  }
+
+  /**
+   * Like `realpathSync` then `canonicalPathKey`: the final file's name when
+   * `name` leads to one, else the name itself.
+   */
+  realName(name: string): string {
+    return this.resolveFile(name) ?? normalizeRel(name);
+  }
+
+  /** The `write` step: `writeFileSync`, which follows links. */
+  write(rel: string, c: VectorContent): void {
+    this.nodes.set(this.#writeTarget(rel), { kind: "file", bytes: contentBytes(c) });
+  }
+
+  /** The `remove` step: removes the file or the link itself. */
+  remove(rel: string): void {
+    this.nodes.delete(normalizeRel(rel));
+  }
+
+  /** The `symlink` step: creates or replaces `rel` as a link to `target`. */
+  symlink(rel: string, target: string): void {
+    this.nodes.set(normalizeRel(rel), { kind: "link", target });
+  }
+}
+
+/** A read request as the model typed it, resolved like pi's read tool does. */
+export interface ResolvedRead {
+  /** The name the model knows the file by (cwd-relative, normalized). */
+  name: string;
+  /** The path typed, minus a parsed `:N-M` suffix (used in messages and diff headers). */
+  displayPath: string;
+  /** 1-based first line requested (explicit or from the shorthand). */
+  offset?: number;
+  /** Lines requested. */
+  limit?: number;
+}
+
+/**
+ * Resolves a read request like pi's read tool plus the readcache shorthand
+ * (SPEC §4.1): the suffix after the last `:` is a range only when no
+ * offset/limit was given, the raw path does not exist and the part before it
+ * does. Only well-formed `N` / `N-M` suffixes are recognised here (the
+ * generator never emits malformed ones).
+ */
+export function resolveRead(
+  fs: FsModel,
+  req: { path: string; offset?: number; limit?: number },
+): ResolvedRead {
+  const plain: ResolvedRead = {
+    name: nameOf(req.path),
+    displayPath: req.path,
+    offset: req.offset,
+    limit: req.limit,
+  };
+  if (req.offset !== undefined || req.limit !== undefined) return plain;
+  if (fs.exists(plain.name)) return plain;
+  const i = req.path.lastIndexOf(":");
+  if (i <= 0) return plain;
+  const before = req.path.slice(0, i);
+  const m = /^(\d+)(?:-(\d+))?$/.exec(req.path.slice(i + 1));
+  if (!m || !fs.exists(nameOf(before))) return plain;
+  const start = Number(m[1]);
+  const end = m[2] === undefined ? undefined : Number(m[2]);
+  return {
+    name: nameOf(before),
+    displayPath: before,
+    offset: start,
+    limit: end === undefined ? undefined : end - start + 1,
+  };
+}

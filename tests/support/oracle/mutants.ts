@@ -1,0 +1,201 @@
+// Planted-bug harness: proves the oracle can fail. A planted bug is a
+// textual edit of a copy of src/ and scripts/ (made under `.oracle-mutants/`
+// in the repository, so the copy resolves the same import map and
+// node_modules); the mutant's runners are imported dynamically and the oracle
+// runs on them next to the unmodified ports on the same sessions.
+//
+// Adding a planted bug is one entry in PLANTED_BUGS:
+//   { name: "overlay-never-dropped", ports: ["reference", "pi"],
+//     file: "src/knowledge.ts", find: "<exact text>", replace: "<new text>" },
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { loadPorts, type PortName, PORTS } from "./ports.ts";
+import { runSession } from "./run.ts";
+import { compileSession, sessionArb } from "./generator.ts";
+import fc from "fast-check";
+import type { Scenario } from "../../../src/vector_schema.ts";
+import type { UnsafeAnswer } from "./checker.ts";
+
+/** One textual edit of a file of the copy (path relative to the repository root). */
+export interface TextEdit {
+  file: string;
+  find: string;
+  replace: string;
+}
+
+/** A planted bug: one edit (`file`/`find`/`replace`) or several (`edits`). */
+export type PlantedBug =
+  & {
+    name: string;
+    /** Ports the bug affects (the oracle runs on these). */
+    ports: PortName[];
+  }
+  & (TextEdit | { edits: TextEdit[] });
+
+/** The planted bugs every oracle test run must catch. */
+export const PLANTED_BUGS: PlantedBug[] = [
+  {
+    name: "simulator-compaction-is-a-message",
+    ports: ["reference"],
+    file: "src/session_simulator.ts",
+    find: `      case "compact": {\n`,
+    replace: `      case "compact": {\n        if (step.op === "compact") {\n` +
+      `          append({ kind: "other" });\n          return;\n        }\n`,
+  },
+  {
+    name: "replay-compaction-keeps-trust",
+    ports: ["reference", "pi"],
+    edits: [
+      {
+        file: "src/replay.ts",
+        find: `    if (e.kind === "compaction") return { startIndex: i + 1, compactionId: e.id };`,
+        replace: `    if (e.kind === "compaction") return { startIndex: 0, compactionId: e.id };`,
+      },
+      {
+        file: "src/replay.ts",
+        find: `        this.#reset({ startIndex: i + 1, compactionId: e.id });`,
+        replace: `        this.#boundary = { startIndex: 0, compactionId: e.id };`,
+      },
+      // the pi adapter's incremental sync stops walking up the branch at a compaction
+      {
+        file: "src/knowledge.ts",
+        find: `      if (e.kind === "compaction") break;\n`,
+        replace: ``,
+      },
+    ],
+  },
+  // the three below were written against the core as of commit 81f5f34
+  {
+    name: "newest-view-check-off",
+    ports: ["reference", "pi"],
+    file: "src/decision.ts",
+    find: `  const conflict = newestViewConflict(query, linesOf(base.hash)!, linesOf);`,
+    replace: `  const conflict = false ? newestViewConflict(query, [], linesOf) : undefined;`,
+  },
+  {
+    name: "requested-instead-of-shown-scope",
+    ports: ["reference", "pi"],
+    file: "src/decision.ts",
+    find: `  const end = baseline.shownEnd;`,
+    replace:
+      `  const end = Math.min(totalLines, input.limit ? start + input.limit - 1 : totalLines);`,
+  },
+  {
+    name: "overlay-never-dropped",
+    ports: ["reference", "pi"],
+    file: "src/knowledge.ts",
+    find:
+      `if (!anchored || o.anchorIndex < barrier || o.anchorIndex >= branch.length) return false;`,
+    replace: `if (o.anchorIndex >= branch.length) return false;`,
+  },
+];
+
+/** The repository root (three levels above this file). */
+export const REPO_ROOT: string = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+
+/** A copy of src/ and scripts/ with a planted bug. */
+export interface Mutant {
+  dir: string;
+  /** Removes the copy. */
+  cleanup(): Promise<void>;
+}
+
+/**
+ * Copies `src/` and `scripts/` of the repository to a new directory under
+ * `.oracle-mutants/` and applies the bug's edits. Throws when a `find` text
+ * does not occur exactly once (the planted bug no longer matches the code).
+ */
+export async function makeMutant(bug: PlantedBug, root: string = REPO_ROOT): Promise<Mutant> {
+  const parent = join(root, ".oracle-mutants");
+  await mkdir(parent, { recursive: true });
+  const dir = await mkdtemp(join(parent, `${bug.name}-`));
+  const cleanup = () => rm(dir, { recursive: true, force: true });
+  try {
+    await cp(join(root, "src"), join(dir, "src"), { recursive: true });
+    await cp(join(root, "scripts"), join(dir, "scripts"), { recursive: true });
+    const edits = "edits" in bug ? bug.edits : [bug];
+    for (const e of edits) {
+      const p = join(dir, e.file);
+      const text = await readFile(p, "utf8");
+      const count = text.split(e.find).length - 1;
+      if (count !== 1) {
+        throw new Error(
+          `planted bug ${bug.name}: the text to replace occurs ${count} times in ${e.file} ` +
+            `(expected exactly once):\n${e.find}`,
+        );
+      }
+      await writeFile(p, text.replace(e.find, () => e.replace));
+    }
+  } catch (e) {
+    await cleanup();
+    throw e;
+  }
+  return { dir, cleanup };
+}
+
+/** An unsafe answer the mutant gives where the unmodified code does not. */
+export interface NewUnsafe {
+  port: PortName;
+  session: number;
+  vector: Scenario;
+  unsafe: UnsafeAnswer;
+}
+
+/** What the oracle found on a mutant. */
+export interface MutantReport {
+  bug: string;
+  /** Per port: sessions run, and unsafe answers on the mutant and on the unmodified code. */
+  counts: Record<string, { sessions: number; mutant: number; original: number }>;
+  /** Unsafe answers (session, step, category) the unmodified code does not give. */
+  introduced: NewUnsafe[];
+}
+
+/**
+ * Runs the oracle's sessions on the mutant and on the unmodified ports of
+ * this checkout, and reports the unsafe answers the planted bug introduced
+ * (so the check still means something while the unmodified code has unsafe
+ * answers of its own).
+ */
+export async function runMutant(
+  bug: PlantedBug,
+  options: {
+    sessions: number;
+    seed: number;
+    /** Stop a port after this many introduced unsafe answers (default: run every session). */
+    stopAfter?: number;
+    root?: string;
+    keep?: boolean;
+  },
+): Promise<MutantReport> {
+  const mutant = await makeMutant(bug, options.root);
+  try {
+    const ports = await loadPorts(mutant.dir);
+    const samples = fc.sample(sessionArb(), { seed: options.seed, numRuns: options.sessions });
+    const report: MutantReport = { bug: bug.name, counts: {}, introduced: [] };
+    for (const port of bug.ports) {
+      const counts = { sessions: 0, mutant: 0, original: 0 };
+      for (const [i, s] of samples.entries()) {
+        const found = report.introduced.filter((x) => x.port === port).length;
+        if (options.stopAfter !== undefined && found >= options.stopAfter) break;
+        counts.sessions++;
+        const vector = compileSession(s, `oracle-mutant-${i}`);
+        const m = await runSession(ports[port], vector);
+        const o = await runSession(PORTS[port], vector);
+        counts.original += o.ok ? o.unsafe.length : 0;
+        if (!m.ok) continue;
+        counts.mutant += m.unsafe.length;
+        const before = new Set(o.ok ? o.unsafe.map((u) => `${u.step} ${u.category}`) : []);
+        for (const u of m.unsafe) {
+          if (!before.has(`${u.step} ${u.category}`)) {
+            report.introduced.push({ port, session: i, vector, unsafe: u });
+          }
+        }
+      }
+      report.counts[port] = counts;
+    }
+    return report;
+  } finally {
+    if (!options.keep) await mutant.cleanup();
+  }
+}

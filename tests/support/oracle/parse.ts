@@ -1,0 +1,224 @@
+// Parsers for what the model is shown by a `read`: pi's own read output
+// (SPEC §7.2: content lines, then possibly a `[Showing lines X-Y of Z ...]`
+// or `[N more lines in file ...]` notice, or the first-line-too-large
+// message) and the readcache answers (SPEC §8: the three markers and the
+// diff payload). Written from the specification, not from src/.
+
+/** What a plain (pi) read output shows. */
+export type ShownOutput =
+  | {
+    kind: "lines";
+    /** 1-based number of the first line shown. */
+    start: number;
+    /** The lines shown, in order. */
+    lines: string[];
+    /** Lines in the file, as the output states or implies. */
+    total: number;
+    /** Which notice ended the output. */
+    notice: "none" | "showing" | "showing-bytes" | "more";
+  }
+  | {
+    kind: "first-line-too-large";
+    /** The line that was too large. */
+    line: number;
+  };
+
+const FIRST_LINE_TOO_LARGE =
+  /^\[Line (\d+) is \d+(?:\.\d)?(?:B|KB|MB), exceeds 50\.0KB limit\. Use bash: sed -n '(\d+)p' [\s\S]* \| head -c 51200\]$/;
+const SHOWING =
+  /\n\n\[Showing lines (\d+)-(\d+) of (\d+)( \(50\.0KB limit\))?\. Use offset=(\d+) to continue\.\]$/;
+const MORE = /\n\n\[(\d+) more lines in file\. Use offset=(\d+) to continue\.\]$/;
+
+/**
+ * Parses pi's read output for a request that starts at line `start`
+ * (`offset ?? 1`). Returns `undefined` when the text is not in pi's format or
+ * its notice contradicts itself (line numbers that do not add up).
+ */
+export function parseShown(text: string, start: number): ShownOutput | undefined {
+  const big = FIRST_LINE_TOO_LARGE.exec(text);
+  if (big) {
+    const line = Number(big[1]);
+    return line === start && Number(big[2]) === line
+      ? { kind: "first-line-too-large", line }
+      : undefined;
+  }
+  const showing = SHOWING.exec(text);
+  if (showing) {
+    const [x, y, z, next] = [showing[1], showing[2], showing[3], showing[5]].map(Number);
+    const lines = text.slice(0, showing.index).split("\n");
+    if (x !== start || y - x + 1 !== lines.length || next !== y + 1 || y > z) return undefined;
+    return {
+      kind: "lines",
+      start,
+      lines,
+      total: z,
+      notice: showing[4] === undefined ? "showing" : "showing-bytes",
+    };
+  }
+  const more = MORE.exec(text);
+  if (more) {
+    const [n, next] = [Number(more[1]), Number(more[2])];
+    const lines = text.slice(0, more.index).split("\n");
+    const end = start + lines.length - 1;
+    if (next !== end + 1 || n < 1) return undefined;
+    return { kind: "lines", start, lines, total: end + n, notice: "more" };
+  }
+  const lines = text.split("\n");
+  return { kind: "lines", start, lines, total: start + lines.length - 1, notice: "none" };
+}
+
+/** One line of a hunk. */
+export interface HunkLine {
+  /** ` ` context, `-` removed, `+` added. */
+  op: " " | "-" | "+";
+  /** The line text, without its terminator. */
+  text: string;
+  /** Followed by `\ No newline at end of file`. */
+  noEol: boolean;
+}
+
+/** One hunk of a unified diff. */
+export interface Hunk {
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+  lines: HunkLine[];
+}
+
+/** A readcache answer that relies on what the model already holds. */
+export type CachedAnswer =
+  | { kind: "unchanged"; total: number }
+  | { kind: "unchanged_range"; start: number; end: number; total: number }
+  | { kind: "unchanged_outside"; start: number; end: number }
+  | { kind: "diff"; changed: number; total: number; hunks: Hunk[] };
+
+const UNCHANGED = /^\[readcache: unchanged, (\d+) lines\]$/;
+const UNCHANGED_RANGE = /^\[readcache: unchanged in lines (\d+)-(\d+) of (\d+)\]$/;
+const UNCHANGED_OUTSIDE =
+  /^\[readcache: unchanged in lines (\d+)-(\d+); changes exist outside this range\]$/;
+const DIFF_HEADER = /^\[readcache: (\d+) lines changed of (\d+)\]$/;
+const HUNK_HEADER = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@$/;
+
+/** Parses a unified diff body (`--- a/..`, `+++ b/..`, hunks). */
+export function parseUnifiedDiff(lines: string[]): Hunk[] | undefined {
+  if (lines.length < 2 || !lines[0].startsWith("--- ") || !lines[1].startsWith("+++ ")) {
+    return undefined;
+  }
+  const hunks: Hunk[] = [];
+  let cur: Hunk | undefined;
+  for (const line of lines.slice(2)) {
+    const h = HUNK_HEADER.exec(line);
+    if (h) {
+      cur = {
+        oldStart: Number(h[1]),
+        oldLines: h[2] === undefined ? 1 : Number(h[2]),
+        newStart: Number(h[3]),
+        newLines: h[4] === undefined ? 1 : Number(h[4]),
+        lines: [],
+      };
+      hunks.push(cur);
+      continue;
+    }
+    if (cur === undefined) return undefined;
+    const op = line[0];
+    if (op === " " || op === "-" || op === "+") {
+      cur.lines.push({ op, text: line.slice(1), noEol: false });
+    } else if (line.startsWith("\\")) {
+      const prev = cur.lines[cur.lines.length - 1];
+      if (prev === undefined || prev.noEol) return undefined;
+      prev.noEol = true;
+    } else {
+      return undefined;
+    }
+  }
+  for (const h of hunks) {
+    const old = h.lines.filter((l) => l.op !== "+").length;
+    const neu = h.lines.filter((l) => l.op !== "-").length;
+    if (old !== h.oldLines || neu !== h.newLines) return undefined;
+  }
+  return hunks;
+}
+
+/** Parses a readcache answer text; `undefined` when it is none of SPEC §8's forms. */
+export function parseCached(text: string): CachedAnswer | undefined {
+  let m = UNCHANGED.exec(text);
+  if (m) return { kind: "unchanged", total: Number(m[1]) };
+  m = UNCHANGED_RANGE.exec(text);
+  if (m) {
+    return { kind: "unchanged_range", start: Number(m[1]), end: Number(m[2]), total: Number(m[3]) };
+  }
+  m = UNCHANGED_OUTSIDE.exec(text);
+  if (m) return { kind: "unchanged_outside", start: Number(m[1]), end: Number(m[2]) };
+  const nl = text.indexOf("\n");
+  if (nl < 0) return undefined;
+  m = DIFF_HEADER.exec(text.slice(0, nl));
+  if (!m) return undefined;
+  const hunks = parseUnifiedDiff(text.slice(nl + 1).split("\n"));
+  if (hunks === undefined) return undefined;
+  return { kind: "diff", changed: Number(m[1]), total: Number(m[2]), hunks };
+}
+
+interface LineRecord {
+  text: string;
+  eol: boolean;
+}
+
+function records(text: string): LineRecord[] {
+  if (text === "") return [];
+  const parts = text.split("\n");
+  const last = parts.pop()!;
+  const out = parts.map((t) => ({ text: t, eol: true }));
+  if (last !== "") out.push({ text: last, eol: false });
+  return out;
+}
+
+/**
+ * Applies hunks to `base` strictly: every context and removed line must be
+ * there (text and line terminator), at the position the hunk header states,
+ * and the `+` side's positions must add up. Returns the patched text or the
+ * reason it does not apply.
+ */
+export function applyHunks(base: string, hunks: Hunk[]): { text: string } | { error: string } {
+  const src = records(base);
+  const out: LineRecord[] = [];
+  let pos = 0;
+  for (const [k, h] of hunks.entries()) {
+    const at = h.oldLines === 0 ? h.oldStart : h.oldStart - 1;
+    if (at < pos || at > src.length) {
+      return { error: `hunk ${k + 1} starts at old line ${h.oldStart}, outside the base` };
+    }
+    out.push(...src.slice(pos, at));
+    pos = at;
+    const newAt = h.newLines === 0 ? h.newStart : h.newStart - 1;
+    if (newAt !== out.length) {
+      return { error: `hunk ${k + 1} header says new line ${h.newStart}, but it lands elsewhere` };
+    }
+    for (const l of h.lines) {
+      const rec = { text: l.text, eol: !l.noEol };
+      if (l.op === "+") {
+        out.push(rec);
+        continue;
+      }
+      const have = src[pos];
+      if (have === undefined || have.text !== rec.text || have.eol !== rec.eol) {
+        return {
+          error: `hunk ${k + 1}: base line ${pos + 1} is ${
+            have === undefined ? "past the end" : JSON.stringify(have.text)
+          }, the diff expects ${JSON.stringify(l.text)}`,
+        };
+      }
+      if (l.op === " ") out.push(rec);
+      pos++;
+    }
+  }
+  out.push(...src.slice(pos));
+  return { text: out.map((r) => r.text + (r.eol ? "\n" : "")).join("") };
+}
+
+/** Added plus removed lines of a diff. */
+export function changedLines(hunks: Hunk[]): number {
+  let n = 0;
+  for (const h of hunks) for (const l of h.lines) if (l.op !== " ") n++;
+  return n;
+}
