@@ -2,8 +2,8 @@
 // file, fsync, rename, directory fsync), the no-op put of an existing object,
 // and a verified get (read plus SHA-256 check).
 import { rmSync } from "node:fs";
-import { FsObjectStore } from "../src/adapters/fs_object_store.ts";
-import { sha256Hex } from "../src/hash.ts";
+import { FsObjectStore } from "../src/store/fs_object_store.ts";
+import { sha256Hex } from "../src/core/hash.ts";
 
 const SIZE = 100 * 1024;
 const cwd = Deno.makeTempDirSync({ prefix: "readcache-bench-" });

@@ -11,23 +11,23 @@
 // reason, never a crash of the runner: a non-zero exit, a crash, a hang (the
 // port is killed after --timeout seconds, default 30), empty or non-JSON
 // stdout, an answer for another id, or output of the wrong shape
-// (src/port_output.ts).
+// (src/conformance/port_output.ts).
 import { mkdtempSync, readFileSync, realpathSync, rmSync, statSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { isAbsolute, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { compareLayerResult } from "../src/layer_compare.ts";
-import { type LayerInput, runLayerCase } from "../src/layer_port.ts";
+import { compareLayerResult } from "../src/conformance/layer_compare.ts";
+import { type LayerInput, runLayerCase } from "../src/conformance/layer_port.ts";
 import {
   parseLayerPortOutput,
   parsePortStdout,
   parseScenarioPortOutput,
   type PortCheck,
-} from "../src/port_output.ts";
-import { compareScenario } from "../src/scenario_compare.ts";
-import { runScenario } from "../src/session_simulator.ts";
-import { listJsonFiles, loadLayerFile } from "../src/vector_files.ts";
-import { type Scenario, ScenarioSchema } from "../src/vector_schema.ts";
+} from "../src/conformance/port_output.ts";
+import { compareScenario } from "../src/conformance/scenario_compare.ts";
+import { runScenario } from "../src/conformance/session_simulator.ts";
+import { listJsonFiles, loadLayerFile } from "../src/conformance/vector_files.ts";
+import { type Scenario, ScenarioSchema } from "../src/conformance/vector_schema.ts";
 
 const USAGE =
   'usage: deno task conformance [vectors/<folder> | <file.json> ...] [--cmd "<port command>"] [--timeout <seconds>]';

@@ -5,9 +5,9 @@
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
-import { renderBaselineRead } from "../src/baseline.ts";
-import { runScenario } from "../src/session_simulator.ts";
-import type { Scenario } from "../src/vector_schema.ts";
+import { renderBaselineRead } from "../src/core/baseline.ts";
+import { runScenario } from "../src/conformance/session_simulator.ts";
+import type { Scenario } from "../src/conformance/vector_schema.ts";
 
 const source = Array.from(
   { length: 300 },

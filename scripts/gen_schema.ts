@@ -1,6 +1,6 @@
-// Regenerates vectors/schema/*.json from the zod schemas in src/vector_schema.ts.
+// Regenerates vectors/schema/*.json from the zod schemas in src/conformance/vector_schema.ts.
 import { writeFileSync } from "node:fs";
-import { generateJsonSchemas } from "../src/vector_files.ts";
+import { generateJsonSchemas } from "../src/conformance/vector_files.ts";
 
 const dir = new URL("../vectors/schema/", import.meta.url);
 for (const [name, schema] of Object.entries(generateJsonSchemas())) {

@@ -23,15 +23,15 @@ import {
 } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { sha256Hex } from "../src/hash.ts";
+import { sha256Hex } from "../src/core/hash.ts";
 
-type StoreModule = typeof import("../src/adapters/fs_object_store.ts");
+type StoreModule = typeof import("../src/store/fs_object_store.ts");
 type Store = InstanceType<StoreModule["FsObjectStore"]>;
 
 const storeArg = Deno.args.indexOf("--store");
 const moduleUrl = storeArg >= 0
   ? pathToFileURL(resolve(Deno.args[storeArg + 1])).href
-  : new URL("../src/adapters/fs_object_store.ts", import.meta.url).href;
+  : new URL("../src/store/fs_object_store.ts", import.meta.url).href;
 const { FsObjectStore } = (await import(moduleUrl)) as StoreModule;
 const fixture = new URL("../tests/fixtures/hostile_store_child.ts", import.meta.url).pathname;
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);

@@ -3,9 +3,9 @@
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
-import { type LayerInput, runLayerCase } from "../src/layer_port.ts";
-import { runScenario } from "../src/session_simulator.ts";
-import { ScenarioSchema } from "../src/vector_schema.ts";
+import { type LayerInput, runLayerCase } from "../src/conformance/layer_port.ts";
+import { runScenario } from "../src/conformance/session_simulator.ts";
+import { ScenarioSchema } from "../src/conformance/vector_schema.ts";
 
 const raw = JSON.parse(await new Response(Deno.stdin.readable).text());
 if (raw && typeof raw === "object" && "layer" in raw) {

@@ -10,9 +10,9 @@ import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { compareScenario } from "../src/scenario_compare.ts";
-import { listJsonFiles } from "../src/vector_files.ts";
-import { type Scenario, ScenarioSchema } from "../src/vector_schema.ts";
+import { compareScenario } from "../src/conformance/scenario_compare.ts";
+import { listJsonFiles } from "../src/conformance/vector_files.ts";
+import { type Scenario, ScenarioSchema } from "../src/conformance/vector_schema.ts";
 import { runScenarioOnPi } from "./pi_scenario_runner.ts";
 
 const args = [...Deno.args];

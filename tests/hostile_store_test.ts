@@ -25,9 +25,9 @@ import {
   writeFile,
 } from "node:fs/promises";
 import { join } from "node:path";
-import { ReadCacheError } from "../src/errors.ts";
-import { sha256Hex } from "../src/hash.ts";
-import { DEFAULT_MAX_OBJECT_BYTES, FsObjectStore } from "../src/adapters/fs_object_store.ts";
+import { ReadCacheError } from "../src/core/errors.ts";
+import { sha256Hex } from "../src/core/hash.ts";
+import { DEFAULT_MAX_OBJECT_BYTES, FsObjectStore } from "../src/store/fs_object_store.ts";
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 const posix = Deno.build.os !== "windows";

@@ -4,15 +4,15 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { compareLayerResult } from "../src/layer_compare.ts";
-import { runLayerCase } from "../src/layer_port.ts";
+import { compareLayerResult } from "../src/conformance/layer_compare.ts";
+import { runLayerCase } from "../src/conformance/layer_port.ts";
 import {
   generateJsonSchemas,
   LAYERS,
   listJsonFiles,
   type LoadedLayerCase,
   loadLayerFile,
-} from "../src/vector_files.ts";
+} from "../src/conformance/vector_files.ts";
 
 const root = fileURLToPath(new URL("../vectors/", import.meta.url));
 const all: LoadedLayerCase[] = [];

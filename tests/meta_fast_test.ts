@@ -2,7 +2,7 @@
 // accept exactly the same values and give the same result.
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { parseReadCacheMeta, READ_MODES, validateReadCacheMeta } from "../src/meta.ts";
+import { parseReadCacheMeta, READ_MODES, validateReadCacheMeta } from "../src/core/meta.ts";
 
 const valid = {
   v: 1,

@@ -2,10 +2,10 @@ import assert from "node:assert/strict";
 import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { umask } from "node:process";
-import { ReadCacheError } from "../src/errors.ts";
-import { sha256Hex } from "../src/hash.ts";
-import { MemoryObjectStore, type ObjectStore } from "../src/object_store.ts";
-import { FsObjectStore } from "../src/adapters/fs_object_store.ts";
+import { ReadCacheError } from "../src/core/errors.ts";
+import { sha256Hex } from "../src/core/hash.ts";
+import { MemoryObjectStore, type ObjectStore } from "../src/core/object_store.ts";
+import { FsObjectStore } from "../src/store/fs_object_store.ts";
 import { objectBytes } from "./fixtures/object_store_worker.ts";
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);

@@ -5,8 +5,8 @@
 // (every planted bug must give unsafe answers the unmodified code does not).
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
-import type { ScenarioOutput, StepResult } from "../src/session_simulator.ts";
-import { type Scenario, ScenarioSchema } from "../src/vector_schema.ts";
+import type { ScenarioOutput, StepResult } from "../src/conformance/session_simulator.ts";
+import { type Scenario, ScenarioSchema } from "../src/conformance/vector_schema.ts";
 import { checkScenario } from "./support/oracle/checker.ts";
 import { compileSession, sessionArb } from "./support/oracle/generator.ts";
 import { PLANTED_BUGS, runMutant } from "./support/oracle/mutants.ts";

@@ -20,7 +20,13 @@ Deno.test("the publish dry run ships exactly the library, docs and vectors, with
     [...top].sort(),
     ["LICENSE", "README.md", "SPEC.md", "deno.json", "mod.ts", "src", "vectors"],
   );
-  for (const needed of ["src/adapters/pi.ts", "vectors/schema/scenario.schema.json", "SPEC.md"]) {
+  for (
+    const needed of [
+      "src/adapters/pi/extension.ts",
+      "vectors/schema/scenario.schema.json",
+      "SPEC.md",
+    ]
+  ) {
     assert.ok(list.includes(needed), `${needed} is shipped`);
   }
   assert.doesNotMatch(text, /^warning/m, "no publish warnings");

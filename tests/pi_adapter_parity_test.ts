@@ -15,7 +15,10 @@
  * with a RangeSyntaxError. That is a documented difference, not parity.
  */
 import assert from "node:assert/strict";
-import { createReadcacheExtension, type ReadcacheReadDetails } from "../src/adapters/pi.ts";
+import {
+  createReadcacheExtension,
+  type ReadcacheReadDetails,
+} from "../src/adapters/pi/extension.ts";
 import { FakePiHost, newSession, type ToolOutcome } from "../scripts/pi_host.ts";
 import {
   type Call,

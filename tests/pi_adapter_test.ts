@@ -17,9 +17,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { env } from "node:process";
 import { type ExtensionFactory, SessionManager } from "@mariozechner/pi-coding-agent";
-import readcacheExtension, { createReadcacheExtension } from "../src/adapters/pi.ts";
-import { parseSessionJsonl, piEntryToReplay } from "../src/adapters/pi_branch.ts";
-import { sha256Hex } from "../src/hash.ts";
+import readcacheExtension, { createReadcacheExtension } from "../src/adapters/pi/extension.ts";
+import { parseSessionJsonl, piEntryToReplay } from "../src/adapters/pi/branch.ts";
+import { sha256Hex } from "../src/core/hash.ts";
 import { FakePiHost, newSession, ZERO_USAGE } from "../scripts/pi_host.ts";
 
 // Compile-time: both forms are pi ExtensionFactory values.

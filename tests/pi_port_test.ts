@@ -6,8 +6,8 @@ import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "no
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { compareScenario } from "../src/scenario_compare.ts";
-import { ScenarioSchema } from "../src/vector_schema.ts";
+import { compareScenario } from "../src/conformance/scenario_compare.ts";
+import { ScenarioSchema } from "../src/conformance/vector_schema.ts";
 import { runScenarioOnPi } from "../scripts/pi_scenario_runner.ts";
 
 const dir = fileURLToPath(new URL("../vectors/scenario/", import.meta.url));

@@ -9,9 +9,13 @@
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { compareScenario } from "../src/scenario_compare.ts";
-import type { ScenarioOutput, StepResult } from "../src/session_simulator.ts";
-import { type Scenario, ScenarioSchema, type ScenarioStep } from "../src/vector_schema.ts";
+import { compareScenario } from "../src/conformance/scenario_compare.ts";
+import type { ScenarioOutput, StepResult } from "../src/conformance/session_simulator.ts";
+import {
+  type Scenario,
+  ScenarioSchema,
+  type ScenarioStep,
+} from "../src/conformance/vector_schema.ts";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
 const PI_CLI = join(REPO, "node_modules/@mariozechner/pi-coding-agent/dist/cli.js");

@@ -1,9 +1,9 @@
 // The pure parts behind /readcache-refresh and /readcache-status.
 import assert from "node:assert/strict";
-import { RangeSyntaxError, ReadCacheError } from "../src/errors.ts";
-import { invalidationRecord, invalidationScope, parseRefreshArgs } from "../src/refresh.ts";
-import { branchStatus, formatBranchStatus } from "../src/status.ts";
-import type { ReplayEntry } from "../src/replay.ts";
+import { RangeSyntaxError, ReadCacheError } from "../src/core/errors.ts";
+import { invalidationRecord, invalidationScope, parseRefreshArgs } from "../src/core/refresh.ts";
+import { branchStatus, formatBranchStatus } from "../src/core/status.ts";
+import type { ReplayEntry } from "../src/core/replay.ts";
 
 Deno.test("refresh arguments: path, optional range as the last word, quotes, spaces", () => {
   assert.deepEqual(parseRefreshArgs("a.txt"), { path: "a.txt" });

@@ -4,9 +4,9 @@ import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "no
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { compareScenario } from "../src/scenario_compare.ts";
-import { runScenario } from "../src/session_simulator.ts";
-import { ScenarioSchema } from "../src/vector_schema.ts";
+import { compareScenario } from "../src/conformance/scenario_compare.ts";
+import { runScenario } from "../src/conformance/session_simulator.ts";
+import { ScenarioSchema } from "../src/conformance/vector_schema.ts";
 
 const dir = fileURLToPath(new URL("../vectors/scenario/", import.meta.url));
 const files = readdirSync(dir).filter((f) => f.endsWith(".json")).sort();

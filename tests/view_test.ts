@@ -1,16 +1,16 @@
 // The newest-view rule (SPEC §5.5) on hand-made views, and the in-flight overlay ordering
 // (SPEC §6.3) through BranchKnowledge.
 import assert from "node:assert/strict";
-import { BranchKnowledge } from "../src/knowledge.ts";
-import type { ReadCacheMetaV1 } from "../src/meta.ts";
-import type { ReplayEntry } from "../src/replay.ts";
+import { BranchKnowledge } from "../src/core/knowledge.ts";
+import type { ReadCacheMetaV1 } from "../src/core/meta.ts";
+import type { ReplayEntry } from "../src/core/replay.ts";
 import {
   addView,
   type LineView,
   newestViewConflict,
   newestViewNeeds,
   TO_END,
-} from "../src/view.ts";
+} from "../src/core/view.ts";
 
 const TEXT: Record<string, string[]> = {
   A: ["a1", "a2", "a3", "a4", "a5"],

@@ -13,7 +13,7 @@ import {
   ScenarioSchema,
   type ScenarioStep,
   ScenarioStepSchema,
-} from "../../../src/vector_schema.ts";
+} from "../../../src/conformance/vector_schema.ts";
 import {
   bytesContent,
   contentBytes,

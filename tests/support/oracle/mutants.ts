@@ -6,7 +6,7 @@
 //
 // Adding a planted bug is one entry in PLANTED_BUGS:
 //   { name: "overlay-never-dropped", ports: ["reference", "pi"],
-//     file: "src/knowledge.ts", find: "<exact text>", replace: "<new text>" },
+//     file: "src/core/knowledge.ts", find: "<exact text>", replace: "<new text>" },
 import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -14,7 +14,7 @@ import { loadPorts, type PortName, PORTS } from "./ports.ts";
 import { runSession } from "./run.ts";
 import { compileSession, sessionArb } from "./generator.ts";
 import fc from "fast-check";
-import type { Scenario } from "../../../src/vector_schema.ts";
+import type { Scenario } from "../../../src/conformance/vector_schema.ts";
 import type { UnsafeAnswer } from "./checker.ts";
 
 /** One textual edit of a file of the copy (path relative to the repository root). */
@@ -38,7 +38,7 @@ export const PLANTED_BUGS: PlantedBug[] = [
   {
     name: "simulator-compaction-is-a-message",
     ports: ["reference"],
-    file: "src/session_simulator.ts",
+    file: "src/conformance/session_simulator.ts",
     find: `      case "compact": {\n`,
     replace: `      case "compact": {\n        if (step.op === "compact") {\n` +
       `          append({ kind: "other" });\n          return;\n        }\n`,
@@ -48,18 +48,18 @@ export const PLANTED_BUGS: PlantedBug[] = [
     ports: ["reference", "pi"],
     edits: [
       {
-        file: "src/replay.ts",
+        file: "src/core/replay.ts",
         find: `    if (e.kind === "compaction") return { startIndex: i + 1, compactionId: e.id };`,
         replace: `    if (e.kind === "compaction") return { startIndex: 0, compactionId: e.id };`,
       },
       {
-        file: "src/replay.ts",
+        file: "src/core/replay.ts",
         find: `        this.#reset({ startIndex: i + 1, compactionId: e.id });`,
         replace: `        this.#boundary = { startIndex: 0, compactionId: e.id };`,
       },
       // the pi adapter's incremental sync stops walking up the branch at a compaction
       {
-        file: "src/knowledge.ts",
+        file: "src/core/knowledge.ts",
         find: `      if (e.kind === "compaction") break;\n`,
         replace: ``,
       },
@@ -69,14 +69,14 @@ export const PLANTED_BUGS: PlantedBug[] = [
   {
     name: "newest-view-check-off",
     ports: ["reference", "pi"],
-    file: "src/decision.ts",
+    file: "src/core/decision.ts",
     find: `  const conflict = newestViewConflict(query, linesOf(base.hash)!, linesOf);`,
     replace: `  const conflict = false ? newestViewConflict(query, [], linesOf) : undefined;`,
   },
   {
     name: "requested-instead-of-shown-scope",
     ports: ["reference", "pi"],
-    file: "src/decision.ts",
+    file: "src/core/decision.ts",
     find: `  const end = baseline.shownEnd;`,
     replace:
       `  const end = Math.min(totalLines, input.limit ? start + input.limit - 1 : totalLines);`,
@@ -84,7 +84,7 @@ export const PLANTED_BUGS: PlantedBug[] = [
   {
     name: "overlay-never-dropped",
     ports: ["reference", "pi"],
-    file: "src/knowledge.ts",
+    file: "src/core/knowledge.ts",
     find:
       `if (!anchored || o.anchorIndex < barrier || o.anchorIndex >= branch.length) return false;`,
     replace: `if (o.anchorIndex >= branch.length) return false;`,

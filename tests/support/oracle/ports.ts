@@ -5,7 +5,7 @@
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { runScenarioOnPi } from "../../../scripts/pi_scenario_runner.ts";
-import { runScenario } from "../../../src/session_simulator.ts";
+import { runScenario } from "../../../src/conformance/session_simulator.ts";
 import type { Port } from "./run.ts";
 
 /** Port names accepted by `deno task oracle --port`. */
@@ -22,11 +22,11 @@ export const PORTS: Record<PortName, Port> = {
 
 /**
  * The ports of another copy of the repository at `root` (a directory holding
- * `src/session_simulator.ts` and `scripts/pi_scenario_runner.ts`).
+ * `src/conformance/session_simulator.ts` and `scripts/pi_scenario_runner.ts`).
  */
 export async function loadPorts(root: string): Promise<Record<PortName, Port>> {
   const base = pathToFileURL(`${resolve(root)}/`);
-  const sim = await import(new URL("src/session_simulator.ts", base).href);
+  const sim = await import(new URL("src/conformance/session_simulator.ts", base).href);
   const pi = await import(new URL("scripts/pi_scenario_runner.ts", base).href);
   return {
     reference: (v, cwd, home) => sim.runScenario(v, cwd, home),

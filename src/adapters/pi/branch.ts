@@ -1,0 +1,273 @@
+/**
+ * Maps the entries of a pi session branch (`sessionManager.getBranch()`, or
+ * the lines of a session JSONL file) onto the replay entry model. Pure; no
+ * dependency on pi itself, so a session file can be replayed without pi.
+ *
+ * Specified by SPEC.md §11.3.
+ *
+ * @module
+ */
+import { READCACHE_CUSTOM_TYPE } from "../../core/meta.ts";
+import type { ReadCall, ReplayEntry } from "../../core/replay.ts";
+
+export type { ReadCall, ReplayEntry };
+
+/**
+ * The fields of a pi session entry replay looks at. pi's own `SessionEntry`
+ * values fit this shape.
+ *
+ * @example
+ * ```ts
+ * import type { PiEntryLike } from "@readcache/core/pi-branch";
+ * const e: PiEntryLike = { type: "compaction", id: "c1", parentId: "m9", firstKeptEntryId: "m4" };
+ * ```
+ */
+export interface PiEntryLike {
+  /** Entry type: `message`, `custom`, `compaction`, `branch_summary`, ... */
+  type: string;
+  /** Entry id. */
+  id: string;
+  /** Parent entry id, `null` for a root. */
+  parentId: string | null;
+  /** For `custom` entries: the extension's entry type. */
+  customType?: string;
+  /** For `custom` entries: the extension's data. */
+  data?: unknown;
+  /** For `compaction` entries: where pi's rebuilt context starts (ignored for trust). */
+  firstKeptEntryId?: string;
+  /** For `message` entries: the agent message. */
+  message?: unknown;
+}
+
+function asRecord(v: unknown): Record<string, unknown> | undefined {
+  return typeof v === "object" && v !== null ? v as Record<string, unknown> : undefined;
+}
+
+/**
+ * Resolves the arguments of a `read` tool call (as the model sent them) into
+ * the call's name, identity, offset and limit; `undefined` when they do not
+ * resolve. The read service's `resolveCall` is the real one.
+ *
+ * @example
+ * ```ts
+ * import type { CallResolver } from "@readcache/core/pi-branch";
+ * const resolve: CallResolver = (args) => ({ name: "/w/a.ts", pathKey: "/w/a.ts" });
+ * ```
+ */
+export type CallResolver = (args: unknown) => ReadCall | undefined;
+
+/**
+ * The `read` tool calls of an assistant message entry, by tool call id.
+ *
+ * @example
+ * ```ts
+ * import { readCallsOf } from "@readcache/core/pi-branch";
+ * readCallsOf({ type: "message", id: "a", parentId: null, message: { role: "assistant",
+ *   content: [{ type: "toolCall", id: "c1", name: "read", arguments: { path: "a.ts" } }] } });
+ * // [["c1", { path: "a.ts" }]]
+ * ```
+ */
+export function readCallsOf(entry: PiEntryLike): [string, unknown][] {
+  if (entry.type !== "message") return [];
+  const msg = asRecord(entry.message);
+  if (msg?.role !== "assistant" || !Array.isArray(msg.content)) return [];
+  const out: [string, unknown][] = [];
+  for (const block of msg.content) {
+    const b = asRecord(block);
+    if (b?.type === "toolCall" && b.name === "read" && typeof b.id === "string") {
+      out.push([b.id, b.arguments]);
+    }
+  }
+  return out;
+}
+
+/**
+ * Converts one pi session entry (SPEC §11.3). A successful `read` tool result
+ * becomes a `read` event with its raw `details.readcache` (absent for a read
+ * served without metadata), its tool call id, and the resolved call when
+ * `args` (the call's arguments) and `resolve` are given; a `pi-readcache`
+ * custom entry an `invalidate` event; a `compaction` entry the barrier; a
+ * result of another tool (or a failed read) `other` with `toolResult`;
+ * everything else `other`. Metadata is passed through raw: replay validates it.
+ *
+ * @example
+ * ```ts
+ * import { piEntryToReplay } from "@readcache/core/pi-branch";
+ * piEntryToReplay({ type: "custom", id: "x", parentId: null, customType: "pi-readcache", data: {} }).kind;
+ * // "invalidate"
+ * ```
+ */
+export function piEntryToReplay(
+  entry: PiEntryLike,
+  args?: unknown,
+  resolve?: CallResolver,
+): ReplayEntry {
+  const { id, parentId } = entry;
+  if (entry.type === "compaction") {
+    return entry.firstKeptEntryId === undefined
+      ? { id, parentId, kind: "compaction" }
+      : { id, parentId, kind: "compaction", firstKeptEntryId: entry.firstKeptEntryId };
+  }
+  if (entry.type === "custom" && entry.customType === READCACHE_CUSTOM_TYPE) {
+    return { id, parentId, kind: "invalidate", data: entry.data };
+  }
+  if (entry.type === "message") {
+    const msg = asRecord(entry.message);
+    if (msg?.role === "toolResult") {
+      if (msg.toolName === "read" && msg.isError !== true) {
+        const meta = asRecord(msg.details)?.readcache;
+        const call = args !== undefined && resolve !== undefined ? resolve(args) : undefined;
+        if (meta !== undefined || call !== undefined) {
+          const e: ReplayEntry = { id, parentId, kind: "read", meta };
+          if (typeof msg.toolCallId === "string") e.callId = msg.toolCallId;
+          if (call !== undefined) e.call = call;
+          return e;
+        }
+      }
+      return { id, parentId, kind: "other", toolResult: true };
+    }
+  }
+  return { id, parentId, kind: "other" };
+}
+
+/**
+ * Converts branches of one session, caching each entry's conversion by object
+ * identity (pi keeps its entry objects), so converting the growing branch of a
+ * live session before every read costs one map lookup per old entry. With a
+ * resolver, the call a read result answers is resolved once, when the result
+ * is first converted (SPEC §5.6); make a new converter when the session is
+ * reopened.
+ *
+ * @example
+ * ```ts
+ * import { PiBranchConverter } from "@readcache/core/pi-branch";
+ * const convert = new PiBranchConverter();
+ * convert.branch([{ type: "message", id: "a", parentId: null, message: { role: "user" } }]);
+ * // [{ id: "a", parentId: null, kind: "other" }]
+ * ```
+ */
+export class PiBranchConverter {
+  readonly #converted = new WeakMap<PiEntryLike, ReplayEntry>();
+  readonly #calls = new WeakMap<PiEntryLike, [string, unknown][]>();
+  readonly #resolve: CallResolver | undefined;
+  /** Resolutions made during one conversion pass (one moment): same arguments, same answer. */
+  #memo = new Map<string, ReadCall | undefined>();
+
+  /** `resolve` resolves read call arguments; without it, reads carry no call. */
+  constructor(resolve?: CallResolver) {
+    this.#resolve = resolve;
+  }
+
+  /** Converts a branch (root to leaf). */
+  branch(branch: readonly PiEntryLike[]): ReplayEntry[] {
+    this.#memo = new Map();
+    const byId = new Map<string, PiEntryLike>();
+    return branch.map((e) => {
+      byId.set(e.id, e);
+      return this.#entry(e, (id) => byId.get(id));
+    });
+  }
+
+  /**
+   * A lookup for `BranchKnowledge.syncTip`: converts the entry with an id on
+   * demand, walking parents through `getEntry` (pi's
+   * `sessionManager.getEntry`) to find the call a tool result answers.
+   */
+  lookup(
+    getEntry: (id: string) => PiEntryLike | undefined,
+  ): (id: string) => ReplayEntry | undefined {
+    this.#memo = new Map();
+    return (id) => {
+      const e = getEntry(id);
+      return e === undefined ? undefined : this.#entry(e, getEntry);
+    };
+  }
+
+  #entry(e: PiEntryLike, byId: (id: string) => PiEntryLike | undefined): ReplayEntry {
+    let r = this.#converted.get(e);
+    if (r === undefined) {
+      const args = this.#resolve === undefined ? undefined : this.#argsOf(e, byId);
+      r = piEntryToReplay(e, args, this.#resolveOnce);
+      this.#converted.set(e, r);
+    }
+    return r;
+  }
+
+  readonly #resolveOnce = (args: unknown): ReadCall | undefined => {
+    const a = asRecord(args);
+    const key = a === undefined ? "" : `${a.path}\u0000${a.offset}\u0000${a.limit}`;
+    if (!this.#memo.has(key)) this.#memo.set(key, this.#resolve?.(args));
+    return this.#memo.get(key);
+  };
+
+  /** Arguments of the read call a tool result answers: in the nearest assistant message above it. */
+  #argsOf(e: PiEntryLike, byId: (id: string) => PiEntryLike | undefined): unknown {
+    const msg = e.type === "message" ? asRecord(e.message) : undefined;
+    if (msg?.role !== "toolResult" || typeof msg.toolCallId !== "string") return undefined;
+    const seen = new Set<string>();
+    for (let id = e.parentId; id !== null && !seen.has(id);) {
+      seen.add(id);
+      const p = byId(id);
+      if (p === undefined) return undefined;
+      if (p.type === "message" && asRecord(p.message)?.role === "assistant") {
+        let calls = this.#calls.get(p);
+        if (calls === undefined) {
+          calls = readCallsOf(p);
+          this.#calls.set(p, calls);
+        }
+        return calls.find(([cid]) => cid === msg.toolCallId)?.[1];
+      }
+      id = p.parentId;
+    }
+    return undefined;
+  }
+}
+
+const defaultConverter = new PiBranchConverter();
+
+/**
+ * Converts a branch (root to leaf) without resolving calls (reads count under
+ * their `pathKey` as name). Entries are cached by object identity.
+ *
+ * @example
+ * ```ts
+ * import { piBranchToReplay } from "@readcache/core/pi-branch";
+ * piBranchToReplay([{ type: "message", id: "a", parentId: null, message: { role: "user" } }]);
+ * // [{ id: "a", parentId: null, kind: "other" }]
+ * ```
+ */
+export function piBranchToReplay(branch: readonly PiEntryLike[]): ReplayEntry[] {
+  return defaultConverter.branch(branch);
+}
+
+/**
+ * Parses the text of a pi session JSONL file into its entries (the header and
+ * lines that are not entries are skipped; a malformed line is skipped, as pi
+ * does). Pair with {@linkcode piBranchToReplay} and `activeBranch` to replay a
+ * session file without pi.
+ *
+ * @example
+ * ```ts
+ * import { parseSessionJsonl } from "@readcache/core/pi-branch";
+ * parseSessionJsonl('{"type":"session","id":"s"}\n{"type":"message","id":"a","parentId":null}\n').length; // 1
+ * ```
+ */
+export function parseSessionJsonl(text: string): PiEntryLike[] {
+  const out: PiEntryLike[] = [];
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    let v: unknown;
+    try {
+      v = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    const r = asRecord(v);
+    if (
+      !r || typeof r.type !== "string" || r.type === "session" || typeof r.id !== "string" ||
+      !(r.parentId === null || typeof r.parentId === "string")
+    ) continue;
+    out.push(r as unknown as PiEntryLike);
+  }
+  return out;
+}

@@ -1,0 +1,597 @@
+/**
+ * The pi extension: a drop-in `read` override for the pi coding agent
+ * (`@mariozechner/pi-coding-agent`) backed by `@readcache/core`, plus the
+ * `readcache_refresh` tool and the `/readcache-refresh` and
+ * `/readcache-status` commands.
+ *
+ * Load it with `pi -e <this repository>` or `pi install git:<repository>`
+ * (the repository's `package.json` names this file in `pi.extensions`), or
+ * from your own extension:
+ *
+ * ```ts ignore
+ * import { createReadcacheExtension } from "@readcache/core/pi";
+ * export default createReadcacheExtension({ config: { maxDiffFileLines: 5000 } });
+ * ```
+ *
+ * What the model has seen is derived from `ctx.sessionManager.getBranch()`
+ * before every read (replay with the strict compaction barrier); the session
+ * events only drop in-memory caches, correctness never depends on them.
+ *
+ * Specified by SPEC.md §11.
+ *
+ * @module
+ */
+import { homedir } from "node:os";
+import { env } from "node:process";
+import type { DecisionConfig } from "../../core/decision.ts";
+import { ReadCacheError } from "../../core/errors.ts";
+import { BranchKnowledge, type InFlightRead } from "../../core/knowledge.ts";
+import { READCACHE_CUSTOM_TYPE, type ReadCacheMetaV1, type ReadMode } from "../../core/meta.ts";
+import type { ScopeKey } from "../../core/scope.ts";
+import {
+  MemoryObjectStore,
+  type ObjectStore,
+  type StoreProblem,
+  type StoreStats,
+} from "../../core/object_store.ts";
+import type { ReadRequest } from "../../core/range.ts";
+import { resolveCall, resolveInvalidation, serveRead } from "../../shell/read_service.ts";
+import { parseRefreshArgs } from "../../core/refresh.ts";
+import { branchStatus, formatBranchStatus } from "../../core/status.ts";
+import type { TruncationResult } from "../../core/truncate.ts";
+import { FsObjectStore } from "../../store/fs_object_store.ts";
+import { PiBranchConverter, piBranchToReplay, type PiEntryLike } from "./branch.ts";
+
+export type {
+  DecisionConfig,
+  ObjectStore,
+  PiEntryLike,
+  ReadCacheMetaV1,
+  ReadMode,
+  ScopeKey,
+  StoreProblem,
+  StoreStats,
+  TruncationResult,
+};
+
+/**
+ * The part of pi's `ExtensionContext` (and `ExtensionCommandContext`) the
+ * extension uses. pi's context objects satisfy it.
+ *
+ * @example
+ * ```ts
+ * import type { PiContextLike } from "@readcache/core/pi";
+ * const ctx: PiContextLike = {
+ *   cwd: "/work",
+ *   sessionManager: { getSessionId: () => "s1", getBranch: () => [] },
+ *   ui: { notify: (message) => console.log(message) },
+ * };
+ * ```
+ */
+export interface PiContextLike {
+  /** Working directory of the session. */
+  cwd: string;
+  /** The session, read-only. */
+  sessionManager: {
+    /** Id of the current session. */
+    getSessionId(): string;
+    /** Entries from the root to the current leaf. */
+    getBranch(): readonly PiEntryLike[];
+    /** Id of the current leaf (pi has it; used to avoid building the whole branch). */
+    getLeafId?(): string | null;
+    /** An entry by id (pi has it; used with `getLeafId`). */
+    getEntry?(id: string): PiEntryLike | undefined;
+  };
+  /** User interface. */
+  ui: {
+    /** Shows a message to the user. */
+    notify(message: string, type?: "info" | "warning" | "error"): void;
+  };
+}
+
+/**
+ * A tool result as pi expects it from `execute`.
+ *
+ * @example
+ * ```ts
+ * import type { PiToolResult } from "@readcache/core/pi";
+ * const r: PiToolResult = { content: [{ type: "text", text: "hello" }], details: undefined };
+ * ```
+ */
+export interface PiToolResult {
+  /** Text and image blocks shown to the model. */
+  content: ({ type: "text"; text: string } | { type: "image"; data: string; mimeType: string })[];
+  /** Structured details stored in the session (never sent to the model). */
+  details: unknown;
+}
+
+/**
+ * A tool definition in the shape pi's `registerTool` takes.
+ *
+ * @example
+ * ```ts
+ * import type { PiToolDefinition } from "@readcache/core/pi";
+ * const t: PiToolDefinition = {
+ *   name: "hello", label: "hello", description: "says hello", parameters: { type: "object" },
+ *   execute: () => Promise.resolve({ content: [{ type: "text", text: "hello" }], details: undefined }),
+ * };
+ * ```
+ */
+export interface PiToolDefinition {
+  /** Tool name the model calls. */
+  name: string;
+  /** Label shown in the UI. */
+  label: string;
+  /** Description sent to the model. */
+  description: string;
+  /** One line for the system prompt's tool list. */
+  promptSnippet?: string;
+  /** Guideline bullets for the system prompt. */
+  promptGuidelines?: string[];
+  /** JSON Schema of the parameters. */
+  parameters: object;
+  /** Runs the tool. Throwing makes pi report an error result to the model. */
+  execute(
+    toolCallId: string,
+    params: unknown,
+    signal: AbortSignal | undefined,
+    onUpdate: unknown,
+    ctx: PiContextLike,
+  ): Promise<PiToolResult>;
+}
+
+/**
+ * The part of pi's `ExtensionAPI` the extension uses; pi's API satisfies it,
+ * so `createReadcacheExtension()` is a pi `ExtensionFactory`. A test host can
+ * implement it around a real `SessionManager`.
+ *
+ * @example
+ * ```ts ignore
+ * const host: PiExtensionHost = {
+ *   registerTool: (tool) => tools.set(tool.name, tool),
+ *   registerCommand: (name, command) => commands.set(name, command),
+ *   appendEntry: (type, data) => session.appendCustomEntry(type, data),
+ *   on: (event, handler) => handlers.push([event, handler]),
+ * };
+ * createReadcacheExtension()(host);
+ * ```
+ */
+export interface PiExtensionHost {
+  /** Registers (or overrides) a tool. */
+  registerTool(tool: PiToolDefinition): void;
+  /** Registers a slash command; `args` is the text after the command name. */
+  registerCommand(
+    name: string,
+    options: { description?: string; handler(args: string, ctx: PiContextLike): Promise<void> },
+  ): void;
+  /** Appends a custom entry (not sent to the model) to the session at the current leaf. */
+  appendEntry(customType: string, data?: unknown): void;
+  /** Subscribes to a session event. */
+  on(event: PiCacheEvent, handler: () => void): void;
+}
+
+/**
+ * The pi events the extension listens to. They only drop in-memory caches.
+ *
+ * @example
+ * ```ts
+ * import { PI_CACHE_EVENTS } from "@readcache/core/pi";
+ * PI_CACHE_EVENTS.includes("session_tree"); // true
+ * ```
+ */
+export const PI_CACHE_EVENTS = [
+  "session_start",
+  "session_before_switch",
+  "session_before_fork",
+  "session_compact",
+  "session_tree",
+  "session_shutdown",
+  "turn_start",
+  "agent_end",
+] as const;
+
+/**
+ * One of {@linkcode PI_CACHE_EVENTS}.
+ *
+ * @example
+ * ```ts
+ * import type { PiCacheEvent } from "@readcache/core/pi";
+ * const e: PiCacheEvent = "session_compact";
+ * ```
+ */
+export type PiCacheEvent = typeof PI_CACHE_EVENTS[number];
+
+/**
+ * Options of {@linkcode createReadcacheExtension}.
+ *
+ * @example
+ * ```ts
+ * import type { ReadcacheExtensionOptions } from "@readcache/core/pi";
+ * const options: ReadcacheExtensionOptions = { config: { maxDiffFileBytes: 1024 * 1024 } };
+ * ```
+ */
+export interface ReadcacheExtensionOptions {
+  /** Decision tunables (diff limits, sensitive file patterns). */
+  config?: Partial<DecisionConfig>;
+  /** Object store for a working directory; default `<cwd>/.pi/readcache`. */
+  storeFor?: (cwd: string) => ObjectStore;
+  /** Home directory for `~`; default `os.homedir()`. */
+  home?: () => string;
+  /** Clock for invalidation timestamps; default `Date.now`. */
+  now?: () => number;
+}
+
+/**
+ * `details` of a `read` result served by the extension: pi's own
+ * `truncation` when pi would set it, and the readcache metadata that replay
+ * reads back from the session.
+ *
+ * @example
+ * ```ts
+ * import type { ReadcacheReadDetails } from "@readcache/core/pi";
+ * const d: ReadcacheReadDetails = {};
+ * ```
+ */
+export interface ReadcacheReadDetails {
+  /** pi's truncation details, exactly as pi's read tool sets them. */
+  truncation?: TruncationResult;
+  /** Readcache metadata (absent for reads served without caching). */
+  readcache?: ReadCacheMetaV1;
+}
+
+/** Parameter schema of the `read` override: pi's plus `bypass_cache`. */
+const READ_PARAMETERS = {
+  type: "object",
+  properties: {
+    path: { type: "string", description: "Path to the file to read (relative or absolute)" },
+    offset: { type: "number", description: "Line number to start reading from (1-indexed)" },
+    limit: { type: "number", description: "Maximum number of lines to read" },
+    bypass_cache: {
+      type: "boolean",
+      description:
+        "Return the full content even if it is unchanged since you last read it (use when you no longer have the earlier output).",
+    },
+  },
+  required: ["path"],
+} as const;
+
+/** Parameter schema of `readcache_refresh`. */
+const REFRESH_PARAMETERS = {
+  type: "object",
+  properties: {
+    path: { type: "string", description: "Path of the file whose cached read state to drop" },
+    offset: { type: "number", description: "First line of the range to refresh (1-indexed)" },
+    limit: { type: "number", description: "Number of lines of the range to refresh" },
+  },
+  required: ["path"],
+} as const;
+
+const READ_DESCRIPTION =
+  "Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are sent as attachments. For text files, output is truncated to 2000 lines or 50KB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete. " +
+  "If you already read the file in this conversation, the result may be a short '[readcache: unchanged ...]' note (your earlier output is still current) or a unified diff against what you saw; pass bypass_cache: true to get the full content again.";
+
+/** The part of pi's module the adapter uses: its own read tool, for what the cache does not take. */
+interface PiModule {
+  createReadToolDefinition(cwd: string): {
+    execute(
+      toolCallId: string,
+      params: { path: string; offset?: number; limit?: number },
+      signal: AbortSignal | undefined,
+      onUpdate: undefined,
+      ctx: never,
+    ): Promise<PiToolResult>;
+  };
+}
+
+let piModule: Promise<PiModule> | undefined;
+/** pi itself, loaded on first use (only when the host's own read must serve a call). */
+function loadPi(): Promise<PiModule> {
+  piModule ??= import("@mariozechner/pi-coding-agent") as Promise<PiModule>;
+  return piModule;
+}
+
+function optionalNumber(v: unknown, name: string): number | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== "number") {
+    throw new ReadCacheError(
+      "INVALID_ARGUMENT",
+      `Invalid ${name} ${JSON.stringify(v)}: ${name} must be a number, or omitted.`,
+    );
+  }
+  return v;
+}
+
+function parseRequest(params: unknown): ReadRequest & { bypass_cache: boolean } {
+  const p = typeof params === "object" && params !== null ? params as Record<string, unknown> : {};
+  if (typeof p.path !== "string" || p.path === "") {
+    throw new ReadCacheError("INVALID_ARGUMENT", "path must be a non-empty string.");
+  }
+  const req: ReadRequest & { bypass_cache: boolean } = {
+    path: p.path,
+    bypass_cache: p.bypass_cache === true,
+  };
+  const offset = optionalNumber(p.offset, "offset");
+  const limit = optionalNumber(p.limit, "limit");
+  if (offset !== undefined) req.offset = offset;
+  if (limit !== undefined) req.limit = limit;
+  return req;
+}
+
+function aborted(): Error {
+  return new Error("Operation aborted");
+}
+
+/**
+ * Per-process state of the extension: one branch knowledge per session, and
+ * a queue that runs reads one at a time in call order, so a read served
+ * earlier in the same assistant message is in the in-flight overlay of the
+ * next one.
+ */
+class ReadcacheRuntime {
+  readonly #sessions = new Map<
+    string,
+    { knowledge: BranchKnowledge; convert: PiBranchConverter }
+  >();
+  #queue: Promise<unknown> = Promise.resolve();
+  /** Bases of files outside the project: this process only (SPEC §13.2). */
+  readonly volatileStore: MemoryObjectStore = new MemoryObjectStore();
+
+  constructor(readonly home: () => string) {}
+
+  knowledgeFor(ctx: PiContextLike): BranchKnowledge {
+    const id = ctx.sessionManager.getSessionId();
+    let s = this.#sessions.get(id);
+    if (s === undefined) {
+      const deps = { cwd: ctx.cwd, home: this.home() };
+      s = {
+        knowledge: new BranchKnowledge(),
+        convert: new PiBranchConverter((args) => resolveCall(args, deps)),
+      };
+      this.#sessions.set(id, s);
+    }
+    const sm = ctx.sessionManager;
+    if (sm.getLeafId !== undefined && sm.getEntry !== undefined) {
+      // never the whole branch: walk up from the leaf to what is already replayed
+      s.knowledge.syncTip(sm.getLeafId(), s.convert.lookup((id) => sm.getEntry!(id)));
+    } else {
+      s.knowledge.sync(s.convert.branch(sm.getBranch()));
+    }
+    return s.knowledge;
+  }
+
+  inFlight(ctx: PiContextLike): readonly InFlightRead[] {
+    return this.#sessions.get(ctx.sessionManager.getSessionId())?.knowledge.inFlight ?? [];
+  }
+
+  clearOverlays(): void {
+    for (const s of this.#sessions.values()) s.knowledge.clearOverlay();
+  }
+
+  clearAll(): void {
+    this.#sessions.clear();
+  }
+
+  serialized<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(task, task);
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+}
+
+/**
+ * Creates the extension factory pi calls with its `ExtensionAPI`.
+ *
+ * @example
+ * ```ts ignore
+ * // my-extension.ts, loaded with `pi -e ./my-extension.ts`
+ * import { createReadcacheExtension } from "@readcache/core/pi";
+ * export default createReadcacheExtension({ config: { sensitivePatterns: [".env*", "*.pem"] } });
+ * ```
+ */
+export function createReadcacheExtension(
+  options: ReadcacheExtensionOptions = {},
+): (pi: PiExtensionHost) => void {
+  // one store per working directory, so its checks and its one problem report are made once
+  const stores = new Map<string, ObjectStore>();
+  const storeFor = (cwd: string): ObjectStore => {
+    let s = stores.get(cwd);
+    if (s === undefined) {
+      s = options.storeFor?.(cwd) ?? FsObjectStore.forCwd(cwd);
+      stores.set(cwd, s);
+    }
+    return s;
+  };
+  const home = options.home ?? homedir;
+  const now = options.now ?? Date.now;
+
+  return (pi: PiExtensionHost): void => {
+    const rt = new ReadcacheRuntime(home);
+
+    const builtinRead = (
+      toolCallId: string,
+      req: ReadRequest,
+      signal: AbortSignal | undefined,
+      ctx: PiContextLike,
+    ): Promise<PiToolResult> =>
+      loadPi().then((pi) =>
+        pi.createReadToolDefinition(ctx.cwd).execute(
+          toolCallId,
+          { path: req.path, offset: req.offset, limit: req.limit },
+          signal,
+          undefined,
+          // pi passes its full ExtensionContext here; the built-in only reads `ctx.model`
+          ctx as unknown as never,
+        )
+      );
+
+    pi.registerTool({
+      name: "read",
+      label: "read",
+      description: READ_DESCRIPTION,
+      promptSnippet: "Read file contents",
+      promptGuidelines: [
+        "Use read to examine files instead of cat or sed.",
+        "A read result '[readcache: unchanged ...]' means your earlier read of that file is still current; a result starting '[readcache: ... diff ...]' is a unified diff against what you read before.",
+      ],
+      parameters: READ_PARAMETERS,
+      execute(
+        toolCallId: string,
+        params: unknown,
+        signal: AbortSignal | undefined,
+        _onUpdate: unknown,
+        ctx: PiContextLike,
+      ): Promise<PiToolResult> {
+        return rt.serialized(async () => {
+          if (signal?.aborted) throw aborted();
+          const req = parseRequest(params);
+          const knowledge = rt.knowledgeFor(ctx);
+          let served;
+          try {
+            served = await serveRead(req, knowledge, {
+              cwd: ctx.cwd,
+              home: home(),
+              store: storeFor(ctx.cwd),
+              volatileStore: rt.volatileStore,
+              config: options.config,
+            }, signal);
+          } catch (e) {
+            if (signal?.aborted) throw aborted();
+            // Our own argument and range errors stand. Anything else (missing, unreadable or
+            // not a file, a failing store, a bug) fails open: pi's own read serves the call,
+            // with pi's output or pi's error, and no trust is recorded.
+            if (e instanceof ReadCacheError) throw e;
+            const result = await builtinRead(toolCallId, req, signal, ctx);
+            // pi showed something we did not vouch for: its lines count as unknown
+            const call = resolveCall(req, { cwd: ctx.cwd, home: home() });
+            if (call !== undefined) knowledge.recordServed({ call, callId: toolCallId });
+            return result;
+          }
+          if (served.delegate !== undefined) {
+            // images, FIFOs, devices, files over the size cap: pi's own read, nothing cached
+            const result = await builtinRead(
+              toolCallId,
+              served.delegate === "image" ? { path: served.target.resolvedPath } : req,
+              signal,
+              ctx,
+            );
+            knowledge.recordServed({ call: served.call, callId: toolCallId });
+            return result;
+          }
+          if (signal?.aborted) throw aborted();
+          const { decision } = served;
+          const meta = decision.details.readcache;
+          knowledge.recordServed(
+            meta
+              ? { meta, call: served.call, callId: toolCallId }
+              : { call: served.call, callId: toolCallId },
+          );
+          const details: ReadcacheReadDetails = { ...decision.details };
+          return {
+            content: [{ type: "text", text: decision.text }],
+            details: details.truncation === undefined && details.readcache === undefined
+              ? undefined
+              : details,
+          };
+        });
+      },
+    });
+
+    const refresh = (req: ReadRequest, ctx: PiContextLike): string => {
+      const inv = resolveInvalidation(
+        req,
+        { cwd: ctx.cwd, home: home() },
+        now(),
+        rt.knowledgeFor(ctx),
+      );
+      pi.appendEntry(READCACHE_CUSTOM_TYPE, inv);
+      rt.clearOverlays();
+      if (inv.scopeKey === "full") {
+        return `[readcache: refreshed ${req.path}; the next read of it returns the full content]`;
+      }
+      const [, start, end] = inv.scopeKey.split(":");
+      return `[readcache: refreshed lines ${start}-${end} of ${req.path}; the next read that shows them returns the full content]`;
+    };
+
+    pi.registerTool({
+      name: "readcache_refresh",
+      label: "readcache refresh",
+      description:
+        "Forget what the read cache knows about a file (or a line range of it), so that the next read returns the full content instead of an 'unchanged' note or a diff.",
+      promptSnippet: "Make the next read of a file return its full content",
+      parameters: REFRESH_PARAMETERS,
+      execute(
+        _toolCallId: string,
+        params: unknown,
+        _signal: AbortSignal | undefined,
+        _onUpdate: unknown,
+        ctx: PiContextLike,
+      ): Promise<PiToolResult> {
+        return rt.serialized(() => {
+          const { bypass_cache: _bypass, ...req } = parseRequest(params);
+          const text = refresh(req, ctx);
+          return Promise.resolve({ content: [{ type: "text", text }], details: undefined });
+        });
+      },
+    });
+
+    pi.registerCommand("readcache-refresh", {
+      description:
+        "Make the next read of a file (or line range) return its full content: /readcache-refresh <path> [start-end]",
+      handler: async (args: string, ctx: PiContextLike): Promise<void> => {
+        try {
+          const text = await rt.serialized(() =>
+            Promise.resolve(refresh(parseRefreshArgs(args), ctx))
+          );
+          ctx.ui.notify(text, "info");
+        } catch (e) {
+          ctx.ui.notify(e instanceof Error ? e.message : String(e), "error");
+        }
+      },
+    });
+
+    pi.registerCommand("readcache-status", {
+      description:
+        "Show what the read cache holds for the active branch (read-only: writes nothing)",
+      handler: async (_args: string, ctx: PiContextLike): Promise<void> => {
+        const status = branchStatus(
+          piBranchToReplay(ctx.sessionManager.getBranch()),
+          rt.inFlight(ctx),
+        );
+        let store;
+        try {
+          store = await storeFor(ctx.cwd).stats();
+        } catch (e) {
+          store = `unavailable (${e instanceof Error ? e.message : String(e)})`;
+        }
+        ctx.ui.notify(formatBranchStatus(status, store), "info");
+      },
+    });
+
+    // In-memory caches only; the next read re-derives everything from the branch.
+    pi.on("session_compact", () => rt.clearAll());
+    pi.on("session_tree", () => rt.clearAll());
+    pi.on("session_start", () => rt.clearAll()); // pi 0.73: also fork, switch (resume/new), reload
+    pi.on("session_before_switch", () => rt.clearAll());
+    pi.on("session_before_fork", () => rt.clearAll());
+    pi.on("session_shutdown", () => rt.clearAll());
+    // Every tool result of the previous turn is in the session by now.
+    pi.on("turn_start", () => rt.clearOverlays());
+    pi.on("agent_end", () => rt.clearOverlays());
+  };
+}
+
+/**
+ * The extension with default options, as pi loads it from this package. Set
+ * the environment variable `PI_READCACHE=off` to load nothing (pi's own `read`
+ * stays in place).
+ *
+ * @example
+ * ```ts ignore
+ * // pi calls it with its ExtensionAPI when it loads the package
+ * readcacheExtension(pi);
+ * ```
+ */
+export default function readcacheExtension(pi: PiExtensionHost): void {
+  if (env.PI_READCACHE === "off") return;
+  createReadcacheExtension()(pi);
+}

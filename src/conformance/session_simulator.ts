@@ -1,0 +1,290 @@
+/**
+ * A session simulator for scenario vectors: a tree of entries with a leaf
+ * pointer, modelling what pi does (reads append tool results, `/tree` moves
+ * the leaf, compaction appends a barrier, forks copy the branch into a new
+ * session, restarts drop in-memory state), driving the real read service over
+ * real files in a temporary cwd and the on-disk object store.
+ *
+ * Specified by SPEC.md §10.
+ *
+ * @module
+ */
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { renderBaselineRead } from "../core/baseline.ts";
+import { MemoryObjectStore } from "../core/object_store.ts";
+import { dirname, join } from "node:path";
+import { FsObjectStore } from "../store/fs_object_store.ts";
+import type { DecisionConfig, ReadDecision } from "../core/decision.ts";
+import { BranchKnowledge } from "../core/knowledge.ts";
+import type { ReadRequest } from "../core/range.ts";
+import { locateRead, resolveCall, resolveInvalidation, serveRead } from "../shell/read_service.ts";
+import { activeBranch, type ReadCall, type ReplayEntry } from "../core/replay.ts";
+import type { Scenario, ScenarioStep } from "./vector_schema.ts";
+
+/** One result line of the port contract. */
+export type StepResult =
+  | { step: number; mode: string | null; text: string; scope?: string }
+  | { step: number; error: string };
+
+/** What a port prints for a scenario vector. */
+export interface ScenarioOutput {
+  /** Vector id. */
+  id: string;
+  /** One result per `read` step, in order. */
+  results: StepResult[];
+}
+
+type EntryBody = ReplayEntry extends infer E
+  ? E extends ReplayEntry ? Omit<E, "id" | "parentId"> : never
+  : never;
+
+/** A session entry: a replay entry, plus the raw arguments of the call a read result answers. */
+type SimEntry = ReplayEntry & { args?: ReadRequest };
+
+interface Session {
+  entries: SimEntry[];
+  leaf: string | null;
+  knowledge: BranchKnowledge;
+  /**
+   * Calls resolved so far, by entry id: like the pi adapter, a call is
+   * resolved against the file system when replay first sees its result, and
+   * again after a restart.
+   */
+  calls: Map<string, ReadCall | undefined>;
+}
+
+const FILE_OPS: ReadonlySet<string> = new Set(["write", "remove", "symlink", "storeFault"]);
+
+/**
+ * True when the read step at `index` starts a new turn (a new assistant
+ * message): it does unless the previous read step, with only file changes in
+ * between, was served in flight (`persist: false`) — the reads of one turn
+ * are the calls of one assistant message.
+ */
+export function startsTurn(steps: readonly ScenarioStep[], index: number): boolean {
+  for (let i = index - 1; i >= 0; i--) {
+    const s = steps[i];
+    if (s.op === "read") return s.persist !== false;
+    if (!FILE_OPS.has(s.op)) return true;
+  }
+  return true;
+}
+
+/**
+ * Writes a vector's file content (text, or `{base64}` for bytes) to
+ * `<cwd>/<rel>`, creating directories.
+ */
+export function writeVectorFile(cwd: string, rel: string, c: string | { base64: string }): void {
+  const p = join(cwd, rel);
+  mkdirSync(dirname(p), { recursive: true });
+  writeFileSync(
+    p,
+    typeof c === "string"
+      ? new TextEncoder().encode(c)
+      : Uint8Array.from(atob(c.base64), (ch) => ch.charCodeAt(0)),
+  );
+}
+
+/**
+ * Creates or replaces `<cwd>/<rel>` as a symbolic link to `target` (the
+ * `symlink` step), creating directories.
+ */
+export function writeVectorSymlink(cwd: string, rel: string, target: string): void {
+  const p = join(cwd, rel);
+  mkdirSync(dirname(p), { recursive: true });
+  rmSync(p, { force: true });
+  symlinkSync(target, p);
+}
+
+/** Deletes or corrupts the stored object of `hash` (the `storeFault` step). */
+export function injectStoreFault(
+  store: FsObjectStore,
+  hash: string,
+  fault: "delete" | "corrupt",
+): void {
+  const p = store.objectPath(hash);
+  if (fault === "delete") rmSync(p, { force: true });
+  else writeFileSync(p, "corrupted by storeFault\n");
+}
+
+/** What the host's own read shows for a file the cache does not take (too large): plain text. */
+function hostRead(
+  path: string,
+  target: { displayPath: string; offset?: number; limit?: number },
+): Pick<ReadDecision, "mode" | "text" | "details"> {
+  const b = renderBaselineRead({
+    text: new TextDecoder().decode(readFileSync(path)),
+    displayPath: target.displayPath,
+    offset: target.offset,
+    limit: target.limit,
+  });
+  return {
+    mode: null,
+    text: b.text,
+    details: b.truncation ? { truncation: b.truncation } : {},
+  };
+}
+
+/**
+ * Runs one scenario vector in `cwd` (an empty directory) and returns the port
+ * output. `home` is used for `~`.
+ */
+export async function runScenario(
+  vector: Scenario,
+  cwd: string,
+  home: string,
+): Promise<ScenarioOutput> {
+  const store = FsObjectStore.forCwd(cwd);
+  let volatile = new MemoryObjectStore(); // bases of files outside cwd: this "process" only
+  const config: Partial<DecisionConfig> = { ...vector.config };
+  const write = (rel: string, c: string | { base64: string }) => writeVectorFile(cwd, rel, c);
+  for (const [rel, c] of Object.entries(vector.files)) write(rel, c);
+
+  let counter = 0;
+  const nextId = () => `e${++counter}`;
+  let session: Session = {
+    entries: [],
+    leaf: null,
+    knowledge: new BranchKnowledge(),
+    calls: new Map(),
+  };
+  const labels = new Map<string, string>();
+  const lastServed = new Map<string, string>();
+  const results: StepResult[] = [];
+
+  const append = (e: EntryBody & { args?: ReadRequest }): string => {
+    const id = nextId();
+    session.entries.push({ ...e, id, parentId: session.leaf } as SimEntry);
+    session.leaf = id;
+    return id;
+  };
+  const toReplay = (e: SimEntry): ReplayEntry => {
+    if (e.kind !== "read" || e.args === undefined) return e;
+    const { args, ...rest } = e;
+    if (!session.calls.has(e.id)) session.calls.set(e.id, resolveCall(args, { cwd, home }));
+    const call = session.calls.get(e.id);
+    return call === undefined ? rest : { ...rest, call };
+  };
+  const branch = () => (activeBranch(session.entries, session.leaf) as SimEntry[]).map(toReplay);
+
+  const run = async (step: ScenarioStep, index: number): Promise<void> => {
+    switch (step.op) {
+      case "read": {
+        // the assistant message that carries this call (and the next in-flight ones)
+        if (startsTurn(vector.steps, index)) append({ kind: "other" });
+        const args: ReadRequest = { path: step.path };
+        if (step.offset !== undefined) args.offset = step.offset;
+        if (step.limit !== undefined) args.limit = step.limit;
+        const callId = `call-${index}`;
+        try {
+          session.knowledge.sync(branch());
+          const served = await serveRead(
+            { ...args, bypass_cache: step.bypass },
+            session.knowledge,
+            { cwd, home, store, volatileStore: volatile, config },
+          );
+          if (served.delegate === "not_a_regular_file") {
+            throw new Error(`not a regular file: ${served.target.resolvedPath}`);
+          }
+          const d = served.delegate === "too_large"
+            ? hostRead(served.target.resolvedPath, served.target)
+            : served.decision;
+          const meta = d.details.readcache;
+          if (meta) lastServed.set(meta.pathKey, meta.servedHash);
+          if (step.persist === false) {
+            session.knowledge.recordServed(
+              meta ? { meta, call: served.call, callId } : { call: served.call, callId },
+            );
+          } else {
+            append({ kind: "read", meta, callId, args });
+          }
+          const r: StepResult = { step: index, mode: d.mode, text: d.text };
+          if (meta) r.scope = meta.scopeKey;
+          results.push(r);
+        } catch (e) {
+          if (step.persist !== false) append({ kind: "other", toolResult: true });
+          results.push({ step: index, error: e instanceof Error ? e.message : String(e) });
+        }
+        return;
+      }
+      case "write":
+        write(step.path, step.content);
+        return;
+      case "remove":
+        rmSync(join(cwd, step.path), { force: true });
+        return;
+      case "symlink":
+        writeVectorSymlink(cwd, step.path, step.target);
+        return;
+      case "message":
+        append({ kind: "other" });
+        return;
+      case "label":
+        if (session.leaf === null) throw new Error(`step ${index}: nothing to label yet`);
+        labels.set(step.name, session.leaf);
+        return;
+      case "navigate": {
+        const to = labels.get(step.to);
+        if (to === undefined || !session.entries.some((e) => e.id === to)) {
+          throw new Error(`step ${index}: no label '${step.to}' in this session`);
+        }
+        // No overlay drop here: the knowledge itself ends in-flight reads whose turn is over
+        // (SPEC §6.3); the pi port also runs with and without pi's session_tree event.
+        session.leaf = to;
+        return;
+      }
+      case "compact": {
+        const kept = step.firstKept === undefined ? undefined : labels.get(step.firstKept);
+        append(
+          kept === undefined
+            ? { kind: "compaction" }
+            : { kind: "compaction", firstKeptEntryId: kept },
+        );
+        return;
+      }
+      case "fork":
+        session = {
+          entries: (activeBranch(session.entries, session.leaf) as SimEntry[]).map((e) => ({
+            ...e,
+          })),
+          leaf: session.leaf,
+          knowledge: new BranchKnowledge(),
+          calls: new Map(),
+        };
+        return;
+      case "restart":
+        volatile = new MemoryObjectStore();
+        session.knowledge = new BranchKnowledge();
+        session.calls = new Map();
+        return;
+      case "invalidate": {
+        session.knowledge.sync(branch());
+        let data;
+        try {
+          data = resolveInvalidation(
+            { path: step.path, offset: step.offset, limit: step.limit },
+            { cwd, home },
+            1_700_000_000_000 + index,
+            session.knowledge,
+          );
+        } catch {
+          return; // a refresh that fails (e.g. a range of a missing file) appends nothing
+        }
+        append({ kind: "invalidate", data });
+        session.knowledge.clearOverlay();
+        return;
+      }
+      case "storeFault": {
+        const hash = lastServed.get(locateRead({ path: step.path }, { cwd, home }).pathKey);
+        if (hash === undefined) {
+          throw new Error(`step ${index}: nothing served yet for ${step.path}`);
+        }
+        injectStoreFault(store, hash, step.fault);
+        return;
+      }
+    }
+  };
+
+  for (let i = 0; i < vector.steps.length; i++) await run(vector.steps[i], i);
+  return { id: vector.id, results };
+}

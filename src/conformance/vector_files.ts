@@ -1,0 +1,111 @@
+/**
+ * Loading and validating the vector corpus, and generating its JSON Schema
+ * from the zod schemas.
+ *
+ * Specified by SPEC.md §10.
+ *
+ * @module
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative } from "node:path";
+import { z } from "zod";
+import type { LayerInput } from "./layer_port.ts";
+import {
+  PathFileSchema,
+  RangeFileSchema,
+  ReplayFileSchema,
+  ScenarioSchema,
+  TrustFileSchema,
+} from "./vector_schema.ts";
+
+/** Vector layers whose files hold several cases. */
+export const LAYERS = ["path", "range", "trust", "replay"] as const;
+/** A layer name. */
+export type Layer = typeof LAYERS[number];
+
+const FILE_SCHEMAS: Record<Layer, z.ZodType> = {
+  path: PathFileSchema,
+  range: RangeFileSchema,
+  trust: TrustFileSchema,
+  replay: ReplayFileSchema,
+};
+
+/** JSON Schema documents generated from the zod schemas, by file name. */
+export function generateJsonSchemas(): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const layer of LAYERS) {
+    out[`${layer}.schema.json`] = {
+      ...z.toJSONSchema(FILE_SCHEMAS[layer], { io: "input" }),
+      $id: `https://jsr.io/@readcache/core/vectors/schema/${layer}.schema.json`,
+      title: `@readcache/core ${layer} vectors`,
+    };
+  }
+  out["scenario.schema.json"] = {
+    ...z.toJSONSchema(ScenarioSchema, { io: "input" }),
+    $id: "https://jsr.io/@readcache/core/vectors/schema/scenario.schema.json",
+    title: "@readcache/core scenario vector",
+  };
+  return out;
+}
+
+/** All `*.json` files below `dir`, sorted, skipping `schema/`. */
+export function listJsonFiles(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const name of readdirSync(d).sort()) {
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) {
+        if (name !== "schema") walk(p);
+      } else if (name.endsWith(".json")) out.push(p);
+    }
+  };
+  if (statSync(dir).isFile()) return [dir];
+  walk(dir);
+  return out;
+}
+
+/** A vector file that failed validation. */
+export interface VectorFileProblem {
+  /** File path. */
+  file: string;
+  /** What is wrong. */
+  message: string;
+}
+
+/** One loaded layer case with the file it came from. */
+export interface LoadedLayerCase {
+  /** File path relative to the vectors root. */
+  file: string;
+  /** The case, tagged with its layer. */
+  input: LayerInput;
+}
+
+/** Loads and validates a layer vector file. Throws nothing: problems are returned. */
+export function loadLayerFile(
+  file: string,
+  root: string,
+): { cases: LoadedLayerCase[]; problems: VectorFileProblem[] } {
+  const rel = relative(root, file);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, "utf8"));
+  } catch (e) {
+    return { cases: [], problems: [{ file: rel, message: `not valid JSON: ${String(e)}` }] };
+  }
+  const layer = (raw as { layer?: unknown })?.layer;
+  if (typeof layer !== "string" || !(LAYERS as readonly string[]).includes(layer)) {
+    return { cases: [], problems: [{ file: rel, message: `unknown layer ${String(layer)}` }] };
+  }
+  const parsed = FILE_SCHEMAS[layer as Layer].safeParse(raw);
+  if (!parsed.success) {
+    return {
+      cases: [],
+      problems: [{ file: rel, message: z.prettifyError(parsed.error) }],
+    };
+  }
+  const data = parsed.data as { cases: Record<string, unknown>[] };
+  return {
+    cases: data.cases.map((c) => ({ file: rel, input: { layer, ...c } as LayerInput })),
+    problems: [],
+  };
+}

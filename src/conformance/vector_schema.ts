@@ -1,0 +1,266 @@
+/**
+ * Zod schemas of the conformance vectors. The JSON Schema files in
+ * `vectors/schema/` are generated from these (`deno task schema`), never
+ * written by hand.
+ *
+ * Layers 1-4 (`path`, `range`, `trust`, `replay`) are files of several cases;
+ * each case is one unit a port is asked to run.
+ *
+ * Specified by SPEC.md §10.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { READ_MODES } from "../core/meta.ts";
+
+const id = z.string().regex(/^[a-z0-9][a-z0-9-]*$/, "lowercase words joined by '-'");
+const common = {
+  id,
+  title: z.string().min(1),
+  refs: z.array(z.string().min(1)).min(1),
+};
+
+const errorExpect = z.strictObject({
+  code: z.string().min(1),
+  message: z.string().min(1).describe("substring of the error message"),
+});
+
+const scopeTrust = z.strictObject({ hash: z.string().min(1), seq: z.number().int() });
+const pathTrust = z.strictObject({
+  full: scopeTrust.optional(),
+  ranges: z.record(z.string(), scopeTrust),
+});
+const trustState = z.record(z.string(), pathTrust);
+
+/** Layer 1: path normalisation. */
+export const PathCaseSchema = z.strictObject({
+  ...common,
+  input: z.strictObject({
+    path: z.string(),
+    cwd: z.string().min(1),
+    home: z.string().min(1),
+    existing: z.array(z.string()).describe("absolute paths that exist"),
+    realpaths: z.record(z.string(), z.string()).optional().describe(
+      "realpath of existing paths that are links (others are their own realpath)",
+    ),
+  }),
+  expected: z.strictObject({
+    resolved: z.string(),
+    pathKey: z.string(),
+  }),
+});
+
+/** Layer 1: range parsing and normalisation. */
+export const RangeCaseSchema = z.strictObject({
+  ...common,
+  input: z.strictObject({
+    path: z.string(),
+    offset: z.number().optional(),
+    limit: z.number().optional(),
+    cwd: z.string().min(1),
+    home: z.string().min(1),
+    existing: z.array(z.string()),
+    totalLines: z.number().int().positive().optional().describe(
+      "when given, the range is also normalised against a file of this many lines",
+    ),
+  }),
+  expected: z.union([
+    z.strictObject({
+      displayPath: z.string(),
+      resolved: z.string(),
+      offset: z.number().int().positive().optional(),
+      limit: z.number().int().positive().optional(),
+      start: z.number().int().positive().optional(),
+      end: z.number().int().positive().optional(),
+      scopeKey: z.string().optional(),
+    }),
+    z.strictObject({ error: errorExpect }),
+  ]),
+});
+
+const readMeta = z.record(z.string(), z.unknown()).describe("raw details.readcache value");
+const rawData = z.record(z.string(), z.unknown()).describe("raw pi-readcache custom entry data");
+
+const selectQuery = z.strictObject({
+  pathKey: z.string(),
+  scopeKey: z.string(),
+  expected: scopeTrust.nullable(),
+});
+
+/** Layer 2: trust transitions. */
+export const TrustCaseSchema = z.strictObject({
+  ...common,
+  initial: trustState,
+  events: z.array(z.union([
+    z.strictObject({ read: readMeta, seq: z.number().int().positive() }),
+    z.strictObject({ invalidate: rawData }),
+  ])),
+  expected: z.strictObject({
+    trust: trustState,
+    outcomes: z.array(z.enum(["applied", "ignored", "invalid"])).optional().describe(
+      "per event: applied, ignored by the guards, or invalid (failed validation; ignored)",
+    ),
+    select: z.array(selectQuery).optional(),
+  }),
+});
+
+const replayEntry = z.discriminatedUnion("kind", [
+  z.strictObject({
+    id: z.string(),
+    parentId: z.string().nullable(),
+    kind: z.literal("read"),
+    meta: z.unknown().optional().describe(
+      "raw details.readcache; absent for a read result served without metadata",
+    ),
+    callId: z.string().optional(),
+    call: z.strictObject({
+      name: z.string().min(1),
+      pathKey: z.string().min(1),
+      offset: z.number().optional(),
+      limit: z.number().optional(),
+    }).optional().describe("the resolved call the result answers (SPEC §5.6)"),
+  }),
+  z.strictObject({
+    id: z.string(),
+    parentId: z.string().nullable(),
+    kind: z.literal("invalidate"),
+    data: z.unknown(),
+  }),
+  z.strictObject({
+    id: z.string(),
+    parentId: z.string().nullable(),
+    kind: z.literal("compaction"),
+    firstKeptEntryId: z.string().optional(),
+  }),
+  z.strictObject({
+    id: z.string(),
+    parentId: z.string().nullable(),
+    kind: z.literal("other"),
+    toolResult: z.boolean().optional().describe(
+      "true for the result of a tool call of any tool (keeps the in-flight overlay)",
+    ),
+  }),
+]);
+
+/** Layer 2: branch replay. */
+export const ReplayCaseSchema = z.strictObject({
+  ...common,
+  entries: z.array(replayEntry).describe("the session tree, in append order"),
+  leaf: z.string().nullable(),
+  overlay: z.array(z.strictObject({
+    meta: readMeta,
+    callId: z.string().optional(),
+    anchor: z.string().nullable().describe("leaf the read was served at"),
+  })).optional().describe("in-flight reads served at `anchor`, before moving to `leaf`"),
+  expected: z.strictObject({
+    startIndex: z.number().int().nonnegative(),
+    compactionId: z.string().nullable(),
+    seq: z.number().int().nonnegative(),
+    windowSize: z.number().int().nonnegative().optional(),
+    trust: trustState.describe("replayed trust with the overlay applied"),
+    select: z.array(selectQuery).optional(),
+  }),
+});
+
+const layerFile = <T extends z.ZodType>(layer: string, c: T) =>
+  z.strictObject({
+    $schema: z.string().optional(),
+    layer: z.literal(layer),
+    description: z.string().optional(),
+    cases: z.array(c).min(1),
+  });
+
+/** A file of path cases. */
+export const PathFileSchema = layerFile("path", PathCaseSchema);
+/** A file of range cases. */
+export const RangeFileSchema = layerFile("range", RangeCaseSchema);
+/** A file of trust cases. */
+export const TrustFileSchema = layerFile("trust", TrustCaseSchema);
+/** A file of replay cases. */
+export const ReplayFileSchema = layerFile("replay", ReplayCaseSchema);
+
+/** A path case. */
+export type PathCase = z.infer<typeof PathCaseSchema>;
+/** A range case. */
+export type RangeCase = z.infer<typeof RangeCaseSchema>;
+/** A trust case. */
+export type TrustCase = z.infer<typeof TrustCaseSchema>;
+/** A replay case. */
+export type ReplayCase = z.infer<typeof ReplayCaseSchema>;
+
+/** Every mode name, for scenario expectations. */
+export const ModeSchema = z.enum(READ_MODES);
+
+const lineArg = z.number();
+const fileContent = z.union([z.string(), z.strictObject({ base64: z.string() })]);
+
+/** What a `read` step expects. */
+export const ReadExpectSchema = z.strictObject({
+  mode: ModeSchema.nullable().optional().describe(
+    "the mode, or null for the plain read without readcache metadata; omit only with error",
+  ),
+  text: z.string().optional().describe("exact output text"),
+  textIncludes: z.array(z.string()).optional(),
+  scope: z.string().optional().describe("scope key recorded in the metadata"),
+  error: z.string().optional().describe("substring of the error message"),
+});
+
+/** One scenario step. */
+export const ScenarioStepSchema = z.discriminatedUnion("op", [
+  z.strictObject({
+    op: z.literal("read"),
+    path: z.string(),
+    offset: lineArg.optional(),
+    limit: lineArg.optional(),
+    persist: z.boolean().optional().describe(
+      "false: served in the current turn, not yet persisted (in-flight overlay)",
+    ),
+    bypass: z.boolean().optional().describe("bypass_cache: serve the baseline and re-anchor"),
+    expect: ReadExpectSchema,
+  }),
+  z.strictObject({ op: z.literal("write"), path: z.string(), content: fileContent }),
+  z.strictObject({ op: z.literal("remove"), path: z.string() }),
+  z.strictObject({
+    op: z.literal("symlink"),
+    path: z.string(),
+    target: z.string().describe("link target as stored in the link, relative to its directory"),
+  }).describe("creates or replaces `path` as a symbolic link (like `ln -sfn target path`)"),
+  z.strictObject({ op: z.literal("message") }),
+  z.strictObject({ op: z.literal("label"), name: z.string() }),
+  z.strictObject({ op: z.literal("navigate"), to: z.string() }),
+  z.strictObject({ op: z.literal("compact"), firstKept: z.string().optional() }),
+  z.strictObject({ op: z.literal("fork") }),
+  z.strictObject({ op: z.literal("restart") }),
+  z.strictObject({
+    op: z.literal("invalidate"),
+    path: z.string(),
+    offset: lineArg.optional(),
+    limit: lineArg.optional(),
+  }),
+  z.strictObject({
+    op: z.literal("storeFault"),
+    path: z.string(),
+    fault: z.enum(["delete", "corrupt"]),
+  }),
+]);
+
+/** Layer 3: a whole session scenario. */
+export const ScenarioSchema = z.strictObject({
+  $schema: z.string().optional(),
+  ...common,
+  config: z.strictObject({
+    maxDiffFileBytes: z.number().positive().optional(),
+    maxDiffFileLines: z.number().positive().optional(),
+    maxDiffBytesRatio: z.number().positive().optional(),
+    maxDiffLinesRatio: z.number().positive().optional(),
+    sensitivePatterns: z.array(z.string()).optional(),
+    maxFileBytes: z.number().positive().optional(),
+  }).optional(),
+  files: z.record(z.string(), fileContent).describe("relative to a fresh temporary cwd"),
+  steps: z.array(ScenarioStepSchema).min(1),
+});
+
+/** A scenario vector. */
+export type Scenario = z.infer<typeof ScenarioSchema>;
+/** A scenario step. */
+export type ScenarioStep = z.infer<typeof ScenarioStepSchema>;

@@ -1,0 +1,304 @@
+/**
+ * Read knowledge of one session (SPEC §6.3): the incremental branch replay
+ * plus the in-flight overlay of reads served in the current turn but not yet
+ * persisted.
+ *
+ * Specified by SPEC.md §6.3, §6.4.
+ *
+ * @module
+ */
+import type { ReadCacheMetaV1 } from "./meta.ts";
+import {
+  applyReadEvent,
+  type ReadCall,
+  ReplayCursor,
+  type ReplayEntry,
+  type ReplaySnapshot,
+  type ViewSink,
+} from "./replay.ts";
+import type { ScopeKey } from "./scope.ts";
+import type { PathTrust } from "./trust.ts";
+import { addView, type LineView, TO_END } from "./view.ts";
+
+/**
+ * A read served but not yet visible in the session branch.
+ *
+ * @example
+ * ```ts
+ * import type { InFlightRead } from "@readcache/core";
+ * const r: InFlightRead = { callId: "call_1", meta: { v: 1, pathKey: "/a", scopeKey: "full",
+ *   servedHash: "h", mode: "full", totalLines: 1, rangeStart: 1, rangeEnd: 1, bytes: 1 } };
+ * ```
+ */
+export interface InFlightRead {
+  /** The metadata the read was served with; absent when it was served without (plain read). */
+  meta?: ReadCacheMetaV1;
+  /** The resolved call it answers (the name the model used and the file's identity). */
+  call?: ReadCall;
+  /** Tool call id; when an entry with this id appears in the branch, the read is persisted. */
+  callId?: string;
+}
+
+/**
+ * Everything the decision needs to know about one file for one request: the
+ * trust slots of its `pathKey` and the model's views under that `pathKey` and
+ * under the name the model used.
+ *
+ * @example
+ * ```ts
+ * import type { FileKnowledge } from "@readcache/core";
+ * const k: FileKnowledge = { trust: undefined, keyViews: [], nameViews: [] };
+ * ```
+ */
+export interface FileKnowledge {
+  /** Trust slots of the file. */
+  trust: PathTrust | undefined;
+  /** Views under the file's canonical identity, oldest first. */
+  keyViews: readonly LineView[];
+  /** Views under the name of the request, oldest first. */
+  nameViews: readonly LineView[];
+}
+
+interface OverlayRead {
+  read: InFlightRead;
+  /** Serve order within this process. */
+  rank: number;
+  /** Branch index and id of the leaf when it was served (-1 / null: empty branch). */
+  anchorIndex: number;
+  anchorId: string | null;
+  /** A read of the same file served after this one is already persisted. */
+  overtaken: boolean;
+}
+
+function touches(read: { meta?: unknown; call?: ReadCall }, keys: Set<string>): boolean {
+  const meta = read.meta as { pathKey?: unknown } | undefined;
+  return (typeof meta?.pathKey === "string" && keys.has(meta.pathKey)) ||
+    (read.call !== undefined && (keys.has(read.call.pathKey) || keys.has(read.call.name)));
+}
+
+function idsOf(read: InFlightRead): Set<string> {
+  const s = new Set<string>();
+  if (read.meta) s.add(read.meta.pathKey);
+  if (read.call) {
+    s.add(read.call.pathKey);
+    s.add(read.call.name);
+  }
+  return s;
+}
+
+/**
+ * Replay plus overlay for one session. Call {@linkcode BranchKnowledge.sync}
+ * with the current branch before every decision.
+ *
+ * An in-flight read counts only while the entry that was the leaf when it was
+ * served is still on the branch at the same place and everything after it is
+ * a tool result (the rest of the same turn): a user or assistant message, a
+ * compaction, a custom entry or a move of the leaf ends it, whatever events
+ * the host delivered. A persisted read leaves the overlay (it is replayed).
+ * Overlay reads are fresher than every replayed read, unless a read of the
+ * same file served AFTER it is already persisted: then the true order is not
+ * the overlay order and its lines count as unknown.
+ *
+ * @example
+ * ```ts
+ * import { BranchKnowledge } from "@readcache/core";
+ * const k = new BranchKnowledge();
+ * k.sync([{ id: "u1", parentId: null, kind: "other" }]);
+ * k.recordServed({ meta: { v: 1, pathKey: "/a", scopeKey: "full", servedHash: "h", mode: "full",
+ *   totalLines: 1, rangeStart: 1, rangeEnd: 1, bytes: 1 } });
+ * k.pathTrust("/a")?.full?.hash; // "h"
+ * ```
+ */
+export class BranchKnowledge {
+  #cursor = new ReplayCursor();
+  /** The branch as last synced (from the latest compaction on, for {@linkcode BranchKnowledge.syncTip}). */
+  #branch: ReplayEntry[] = [];
+  /** Index in `#branch` of each entry id (built lazily by `syncTip`). */
+  #index: Map<string, number> | undefined;
+  #overlay: OverlayRead[] = [];
+  #ranks = new Map<string, number>();
+  #served = 0;
+
+  /**
+   * Brings the knowledge to the branch ending at `leafId` by walking up from
+   * the leaf through parent ids (`lookup` returns a converted entry, or
+   * `undefined` when the id is unknown) until an entry already synced, a
+   * compaction (the replay window starts after it) or the root: warm work is
+   * O(entries appended since the last sync), and the root-to-leaf branch is
+   * never built (SPEC §6.4). A move of the leaf onto an already synced entry
+   * replays the window from its start.
+   */
+  syncTip(leafId: string | null, lookup: (id: string) => ReplayEntry | undefined): void {
+    if (leafId !== null && leafId === this.#cursor.leafId) return;
+    if (leafId === null) return this.sync([]);
+    let index = this.#index;
+    if (index === undefined) {
+      index = new Map(this.#branch.map((e, i) => [e.id, i] as const));
+      this.#index = index;
+    }
+    const tail: ReplayEntry[] = [];
+    let known = -1;
+    const seen = new Set<string>();
+    for (let id: string | null = leafId; id !== null && !seen.has(id);) {
+      const at = index.get(id);
+      if (at !== undefined) {
+        known = at;
+        break;
+      }
+      seen.add(id);
+      const e = lookup(id);
+      if (e === undefined) break;
+      tail.push(e);
+      if (e.kind === "compaction") break;
+      id = e.parentId;
+    }
+    tail.reverse();
+    if (known === this.#branch.length - 1) {
+      for (const e of tail) {
+        index.set(e.id, this.#branch.length);
+        this.#branch.push(e);
+      }
+      this.#apply(this.#branch);
+      return;
+    }
+    this.sync(known === -1 ? tail : this.#branch.slice(0, known + 1).concat(tail));
+  }
+
+  /** Brings the replay to `branch` (root to leaf) and reconciles the overlay. */
+  sync(branch: readonly ReplayEntry[]): void {
+    this.#branch = branch.slice();
+    this.#index = undefined;
+    this.#apply(branch);
+  }
+
+  #apply(branch: readonly ReplayEntry[]): void {
+    this.#cursor.advance(branch);
+    if (this.#overlay.length === 0) return;
+    let from = branch.length;
+    for (const o of this.#overlay) from = Math.min(from, o.anchorIndex + 1);
+    // The last entry after the earliest anchor that is not a tool result ends every overlay
+    // read anchored before it.
+    let barrier = -1;
+    const persisted: { index: number; entry: ReplayEntry & { kind: "read" } }[] = [];
+    for (let i = from; i < branch.length; i++) {
+      const e = branch[i];
+      if (e.kind === "read") persisted.push({ index: i, entry: e });
+      else if (!(e.kind === "other" && e.toolResult === true)) barrier = i;
+    }
+    const persistedIds = new Set<string>();
+    for (const p of persisted) if (p.entry.callId !== undefined) persistedIds.add(p.entry.callId);
+    this.#overlay = this.#overlay.filter((o) => {
+      const anchored = o.anchorIndex === -1
+        ? o.anchorId === null
+        : branch[o.anchorIndex]?.id === o.anchorId;
+      if (!anchored || o.anchorIndex < barrier || o.anchorIndex >= branch.length) return false;
+      return o.read.callId === undefined || !persistedIds.has(o.read.callId);
+    });
+    for (const o of this.#overlay) {
+      const ids = idsOf(o.read);
+      o.overtaken = persisted.some((p) =>
+        p.index > o.anchorIndex && p.entry.callId !== undefined &&
+        (this.#ranks.get(p.entry.callId) ?? -1) > o.rank && touches(p.entry, ids)
+      );
+    }
+    if (this.#overlay.length === 0) this.#ranks.clear();
+  }
+
+  /** Records a read just served at the current leaf (call after {@linkcode BranchKnowledge.sync}). */
+  recordServed(read: InFlightRead): void {
+    if (this.#overlay.length === 0) this.#ranks.clear();
+    const rank = ++this.#served;
+    if (read.callId !== undefined) this.#ranks.set(read.callId, rank);
+    this.#overlay.push({
+      read,
+      rank,
+      anchorIndex: this.#cursor.consumed - 1,
+      anchorId: this.#cursor.leafId,
+      overtaken: false,
+    });
+  }
+
+  /** Drops the in-flight overlay (the replay memo is kept). */
+  clearOverlay(): void {
+    this.#overlay = [];
+    this.#ranks.clear();
+  }
+
+  /** Drops everything: the next {@linkcode BranchKnowledge.sync} replays from scratch. */
+  reset(): void {
+    this.#cursor = new ReplayCursor();
+    this.#branch = [];
+    this.#index = undefined;
+    this.clearOverlay();
+  }
+
+  /** Reads in the overlay, oldest first. */
+  get inFlight(): readonly InFlightRead[] {
+    return this.#overlay.map((o) => o.read);
+  }
+
+  /**
+   * What the model holds of one file: replayed trust and views with the
+   * overlay applied on top (SPEC §5.5, §6.3). `name` is the resolved path of
+   * the request (defaults to `pathKey`).
+   */
+  file(pathKey: string, name: string = pathKey): FileKnowledge {
+    const trusts = new Map<string, PathTrust | undefined>();
+    let keyViews = this.#cursor.keyViews(pathKey);
+    let nameViews = this.#cursor.nameViews(name);
+    const sink: ViewSink = {
+      trust: (k) => trusts.has(k) ? trusts.get(k) : this.#cursor.pathTrust(k),
+      setTrust: (k, t) => void trusts.set(k, t),
+      addKeyView: (k, v) => {
+        if (k === pathKey) keyViews = addView(keyViews, v);
+      },
+      addNameView: (n, v) => {
+        if (n === name) nameViews = addView(nameViews, v);
+      },
+      keyViews: (k) => k === pathKey ? keyViews : this.#cursor.keyViews(k),
+      nameViews: (n) => n === name ? nameViews : this.#cursor.nameViews(n),
+    };
+    let seq = this.#cursor.seq;
+    const ids = new Set([pathKey, name]);
+    for (const o of this.#overlay) {
+      seq++;
+      if (o.overtaken && touches(o.read, ids)) {
+        const unknown: LineView = { seq, start: 1, end: TO_END, hash: null };
+        sink.addKeyView(pathKey, unknown);
+        sink.addNameView(name, unknown);
+        // its trust effect is unknown too: no slot of this file may back an answer now
+        continue;
+      }
+      if (o.overtaken) continue;
+      applyReadEvent(sink, o.read.meta, o.read.call, seq);
+    }
+    const trust = sink.trust(pathKey);
+    return { trust, keyViews, nameViews };
+  }
+
+  /**
+   * The scope the latest read of `pathKey` with exactly this `offset`/`limit`
+   * showed (in flight or replayed), or `undefined`: a refresh of that request
+   * drops what the model was shown, not what the request would show now.
+   */
+  shownScope(pathKey: string, offset?: number, limit?: number): ScopeKey | undefined {
+    for (let i = this.#overlay.length - 1; i >= 0; i--) {
+      const { meta, call } = this.#overlay[i].read;
+      if (
+        meta !== undefined && call !== undefined && call.pathKey === pathKey &&
+        call.offset === offset && call.limit === limit
+      ) return meta.scopeKey;
+    }
+    return this.#cursor.shownScope(pathKey, offset, limit);
+  }
+
+  /** Trust of one file: replayed trust with the overlay applied on top. */
+  pathTrust(pathKey: string): PathTrust | undefined {
+    return this.file(pathKey).trust;
+  }
+
+  /** Snapshot of the replayed part (without the overlay). */
+  snapshot(): ReplaySnapshot {
+    return this.#cursor.snapshot();
+  }
+}

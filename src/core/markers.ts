@@ -1,0 +1,60 @@
+/**
+ * The exact marker texts of the read cache (seed 003 §9).
+ *
+ * Specified by SPEC.md §8.1.
+ *
+ * @module
+ */
+
+/**
+ * Marker for an unchanged whole file.
+ *
+ * @example
+ * ```ts
+ * import { unchangedMarker } from "@readcache/core";
+ * unchangedMarker(120); // "[readcache: unchanged, 120 lines]"
+ * ```
+ */
+export function unchangedMarker(totalLines: number): string {
+  return `[readcache: unchanged, ${totalLines} lines]`;
+}
+
+/**
+ * Marker for an unchanged range of an unchanged file.
+ *
+ * @example
+ * ```ts
+ * import { unchangedRangeMarker } from "@readcache/core";
+ * unchangedRangeMarker(10, 20, 120); // "[readcache: unchanged in lines 10-20 of 120]"
+ * ```
+ */
+export function unchangedRangeMarker(start: number, end: number, totalLines: number): string {
+  return `[readcache: unchanged in lines ${start}-${end} of ${totalLines}]`;
+}
+
+/**
+ * Marker for an unchanged range of a file that changed elsewhere.
+ *
+ * @example
+ * ```ts
+ * import { unchangedRangeElsewhereMarker } from "@readcache/core";
+ * unchangedRangeElsewhereMarker(10, 20);
+ * // "[readcache: unchanged in lines 10-20; changes exist outside this range]"
+ * ```
+ */
+export function unchangedRangeElsewhereMarker(start: number, end: number): string {
+  return `[readcache: unchanged in lines ${start}-${end}; changes exist outside this range]`;
+}
+
+/**
+ * Header line of a diff payload.
+ *
+ * @example
+ * ```ts
+ * import { diffHeader } from "@readcache/core";
+ * diffHeader(2, 120); // "[readcache: 2 lines changed of 120]"
+ * ```
+ */
+export function diffHeader(changedLines: number, totalLines: number): string {
+  return `[readcache: ${changedLines} lines changed of ${totalLines}]`;
+}

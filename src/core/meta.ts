@@ -1,0 +1,268 @@
+/**
+ * Wire schemas of the metadata a read cache writes into a pi session:
+ * `details.readcache` on `read` tool results ({@linkcode ReadCacheMetaV1}) and
+ * `pi-readcache` custom entries for explicit invalidation
+ * ({@linkcode ReadCacheInvalidationV1}). Field names and values are
+ * wire-compatible with sessions written by the existing pi-readcache
+ * extension; unknown extra fields (such as `debug`) are tolerated.
+ *
+ * Parsing is fail-open: invalid metadata yields `undefined`, never throws, and
+ * therefore never creates trust.
+ *
+ * Specified by SPEC.md §5.1.
+ *
+ * @module
+ */
+import { z } from "zod";
+import { isScopeKey, type ScopeKey } from "./scope.ts";
+
+/** Custom entry type of persistent invalidations in a pi session. */
+export const READCACHE_CUSTOM_TYPE = "pi-readcache" as const;
+
+/** Every mode a read can be served in. */
+export const READ_MODES: readonly [
+  "full",
+  "unchanged",
+  "unchanged_range",
+  "diff",
+  "baseline_fallback",
+] = ["full", "unchanged", "unchanged_range", "diff", "baseline_fallback"];
+
+/**
+ * How a read was served. `full` and `baseline_fallback` are anchor modes (the
+ * model was shown the content); the others are derived modes that rely on a
+ * base already in context.
+ *
+ * @example
+ * ```ts
+ * import type { ReadMode } from "@readcache/core";
+ * const m: ReadMode = "unchanged";
+ * ```
+ */
+export type ReadMode = "full" | "unchanged" | "unchanged_range" | "diff" | "baseline_fallback";
+
+/**
+ * Metadata attached to a `read` tool result as `details.readcache`.
+ *
+ * @example
+ * ```ts
+ * import type { ReadCacheMetaV1 } from "@readcache/core";
+ * const meta: ReadCacheMetaV1 = {
+ *   v: 1, pathKey: "/w/a.ts", scopeKey: "full", servedHash: "ab".repeat(32),
+ *   mode: "full", totalLines: 3, rangeStart: 1, rangeEnd: 3, bytes: 12,
+ * };
+ * ```
+ */
+export interface ReadCacheMetaV1 {
+  /** Schema version, always 1. */
+  v: 1;
+  /** Canonical identity of the file. */
+  pathKey: string;
+  /** Scope the read covers (what the model was shown). */
+  scopeKey: ScopeKey;
+  /** SHA-256 of the file bytes the output was produced from. */
+  servedHash: string;
+  /** Hash the output was compared against, when there was a base. */
+  baseHash?: string;
+  /** How the read was served. */
+  mode: ReadMode;
+  /** Lines in the file. */
+  totalLines: number;
+  /** First line of the scope. */
+  rangeStart: number;
+  /** Last line of the scope. */
+  rangeEnd: number;
+  /** Bytes of the output text served. */
+  bytes: number;
+}
+
+/**
+ * A persistent invalidation (`/readcache-refresh`), stored as a custom entry of
+ * type `pi-readcache`.
+ *
+ * @example
+ * ```ts
+ * import type { ReadCacheInvalidationV1 } from "@readcache/core";
+ * const inv: ReadCacheInvalidationV1 = { v: 1, kind: "invalidate", pathKey: "/w/a.ts", scopeKey: "full", at: 1 };
+ * ```
+ */
+export interface ReadCacheInvalidationV1 {
+  /** Schema version, always 1. */
+  v: 1;
+  /** Always `"invalidate"`. */
+  kind: "invalidate";
+  /** Canonical identity of the file. */
+  pathKey: string;
+  /** Scope to drop; `"full"` drops every scope of the path. */
+  scopeKey: ScopeKey;
+  /** Milliseconds since the epoch when the invalidation was requested. */
+  at: number;
+}
+
+const DERIVED_MODES: ReadonlySet<ReadMode> = new Set(["unchanged", "unchanged_range", "diff"]);
+
+const scopeKeySchema = z.string().refine(isScopeKey, { message: "not a scope key" }).transform((
+  s,
+) => s as ScopeKey);
+const positiveInt = z.number().int().positive();
+
+/**
+ * Zod schema of {@linkcode ReadCacheMetaV1}. Extra fields are tolerated;
+ * derived modes (`unchanged`, `unchanged_range`, `diff`) need a non-empty
+ * `baseHash`.
+ */
+const ReadCacheMetaV1Schema: z.ZodType<ReadCacheMetaV1, unknown> = z.looseObject({
+  v: z.literal(1),
+  pathKey: z.string().min(1),
+  scopeKey: scopeKeySchema,
+  servedHash: z.string().min(1),
+  baseHash: z.string().min(1).optional(),
+  mode: z.enum(READ_MODES),
+  totalLines: positiveInt,
+  rangeStart: positiveInt,
+  rangeEnd: positiveInt,
+  bytes: z.number().int().nonnegative(),
+}).superRefine((m, ctx) => {
+  if (DERIVED_MODES.has(m.mode) && m.baseHash === undefined) {
+    ctx.addIssue({ code: "custom", message: `mode ${m.mode} requires a non-empty baseHash` });
+  }
+  if (m.rangeEnd < m.rangeStart) {
+    ctx.addIssue({ code: "custom", message: "rangeEnd is before rangeStart" });
+  }
+}).transform((m): ReadCacheMetaV1 => {
+  const out: ReadCacheMetaV1 = {
+    v: 1,
+    pathKey: m.pathKey,
+    scopeKey: m.scopeKey,
+    servedHash: m.servedHash,
+    mode: m.mode,
+    totalLines: m.totalLines,
+    rangeStart: m.rangeStart,
+    rangeEnd: m.rangeEnd,
+    bytes: m.bytes,
+  };
+  if (m.baseHash !== undefined) out.baseHash = m.baseHash;
+  return out;
+});
+
+/**
+ * Zod schema of {@linkcode ReadCacheInvalidationV1}. Extra fields are tolerated.
+ */
+const ReadCacheInvalidationV1Schema: z.ZodType<ReadCacheInvalidationV1, unknown> = z
+  .looseObject({
+    v: z.literal(1),
+    kind: z.literal("invalidate"),
+    pathKey: z.string().min(1),
+    scopeKey: scopeKeySchema,
+    at: positiveInt,
+  }).transform((m): ReadCacheInvalidationV1 => ({
+    v: 1,
+    kind: "invalidate",
+    pathKey: m.pathKey,
+    scopeKey: m.scopeKey,
+    at: m.at,
+  }));
+
+/**
+ * Parses `details.readcache`; `undefined` when invalid. Never throws.
+ *
+ * @example
+ * ```ts
+ * import { parseReadCacheMeta } from "@readcache/core";
+ * parseReadCacheMeta({ v: 1, mode: "unchanged" }); // undefined
+ * ```
+ */
+export function parseReadCacheMeta(value: unknown): ReadCacheMetaV1 | undefined {
+  const fast = checkMetaFast(value);
+  if (fast !== undefined) return fast;
+  const r = validateReadCacheMeta(value);
+  return r.ok ? r.meta : undefined;
+}
+
+/**
+ * Validates `details.readcache` with its zod schema and says what is wrong
+ * (SPEC §5.1). {@linkcode parseReadCacheMeta} gives the same answer faster.
+ *
+ * @example
+ * ```ts
+ * import { validateReadCacheMeta } from "@readcache/core";
+ * const r = validateReadCacheMeta({ v: 1, mode: "unchanged" });
+ * r.ok; // false
+ * ```
+ */
+export function validateReadCacheMeta(
+  value: unknown,
+): { ok: true; meta: ReadCacheMetaV1 } | { ok: false; issues: string[] } {
+  const r = ReadCacheMetaV1Schema.safeParse(value);
+  return r.success ? { ok: true, meta: r.data } : {
+    ok: false,
+    issues: r.error.issues.map((i) => `${i.path.join(".") || "value"}: ${i.message}`),
+  };
+}
+
+const MODE_SET: ReadonlySet<string> = new Set(READ_MODES);
+const isPositiveInt = (v: unknown): v is number => Number.isInteger(v) && (v as number) > 0;
+const isNonEmpty = (v: unknown): v is string => typeof v === "string" && v !== "";
+
+/**
+ * The schema's checks written out by hand, for replay's hot path: returns the
+ * parsed metadata when `value` is valid, `undefined` when it is not (or is
+ * unusual): then the zod schema decides. `tests/meta_fast_test.ts` checks that
+ * both agree.
+ */
+function checkMetaFast(value: unknown): ReadCacheMetaV1 | undefined {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  const m = value as Record<string, unknown>;
+  const { pathKey, scopeKey, servedHash, baseHash, mode, totalLines, rangeStart, rangeEnd, bytes } =
+    m;
+  if (
+    m.v !== 1 || !isNonEmpty(pathKey) || typeof scopeKey !== "string" || !isScopeKey(scopeKey) ||
+    !isNonEmpty(servedHash) || typeof mode !== "string" || !MODE_SET.has(mode) ||
+    !isPositiveInt(totalLines) || !isPositiveInt(rangeStart) || !isPositiveInt(rangeEnd) ||
+    !Number.isInteger(bytes) || (bytes as number) < 0 || rangeEnd < rangeStart
+  ) return undefined;
+  if (baseHash !== undefined && !isNonEmpty(baseHash)) return undefined;
+  if (baseHash === undefined && DERIVED_MODES.has(mode as ReadMode)) return undefined;
+  const out: ReadCacheMetaV1 = {
+    v: 1,
+    pathKey,
+    scopeKey,
+    servedHash,
+    mode: mode as ReadMode,
+    totalLines,
+    rangeStart,
+    rangeEnd,
+    bytes: bytes as number,
+  };
+  if (baseHash !== undefined) out.baseHash = baseHash;
+  return out;
+}
+
+/**
+ * Parses the data of a `pi-readcache` custom entry; `undefined` when it is not
+ * a valid invalidation. Never throws.
+ *
+ * @example
+ * ```ts
+ * import { parseInvalidation } from "@readcache/core";
+ * parseInvalidation({ v: 1, kind: "invalidate", pathKey: "/a", scopeKey: "r:1:2", at: 5 })?.scopeKey; // "r:1:2"
+ * ```
+ */
+export function parseInvalidation(value: unknown): ReadCacheInvalidationV1 | undefined {
+  const r = ReadCacheInvalidationV1Schema.safeParse(value);
+  return r.success ? r.data : undefined;
+}
+
+/**
+ * True for modes that can establish trust from nothing (`full`,
+ * `baseline_fallback`).
+ *
+ * @example
+ * ```ts
+ * import { isAnchorMode } from "@readcache/core";
+ * isAnchorMode("diff"); // false
+ * ```
+ */
+export function isAnchorMode(mode: ReadMode): boolean {
+  return mode === "full" || mode === "baseline_fallback";
+}

@@ -1,0 +1,264 @@
+/**
+ * The model's view (SPEC §5.5): which content the model was shown most
+ * recently for each line of a file, kept per canonical identity (`pathKey`)
+ * and per name the model used (the resolved path it typed). Trust slots say
+ * what a derived answer may be based on; views say whether that base is still
+ * the model's NEWEST view of the lines the answer covers.
+ *
+ * Every function here is pure.
+ *
+ * Specified by SPEC.md §5.5.
+ *
+ * @module
+ */
+import type { ReadCacheMetaV1 } from "./meta.ts";
+import { FULL_SCOPE } from "./scope.ts";
+
+/**
+ * `end` of a view that runs to the end of the file: the model was shown the
+ * whole file, including where it ends.
+ */
+export const TO_END: number = Number.MAX_SAFE_INTEGER;
+
+/**
+ * What the model was shown for lines `start..end` of a file by one event, in
+ * event order `seq`. `hash` names the content the lines come from (SHA-256 of
+ * the file bytes); `null` means the model was shown something we cannot vouch
+ * for (a plain read without metadata, an answer whose base could not be
+ * proven, a refreshed range): such lines block every older base.
+ *
+ * @example
+ * ```ts
+ * import { type LineView, TO_END } from "@readcache/core";
+ * const whole: LineView = { seq: 1, start: 1, end: TO_END, hash: "ab".repeat(32) };
+ * const unknown: LineView = { seq: 1.5, start: 5, end: 7, hash: null };
+ * ```
+ */
+export interface LineView {
+  /** Event order: read events use their `seq`; other events sit between reads (`seq + 0.5`). */
+  readonly seq: number;
+  /** First line shown, 1-based. */
+  readonly start: number;
+  /** Last line shown, inclusive; {@linkcode TO_END} for a whole file. */
+  readonly end: number;
+  /** Content hash the lines come from, or `null` when unknown. */
+  readonly hash: string | null;
+}
+
+/**
+ * The lines a read's metadata says the model was shown: the whole file
+ * (`1..TO_END`) for scope `full`, else `rangeStart..rangeEnd`.
+ *
+ * @example
+ * ```ts
+ * import { viewLinesOf } from "@readcache/core";
+ * viewLinesOf({ scopeKey: "r:5:9", rangeStart: 5, rangeEnd: 9 }); // { start: 5, end: 9 }
+ * ```
+ */
+export function viewLinesOf(
+  meta: Pick<ReadCacheMetaV1, "scopeKey" | "rangeStart" | "rangeEnd">,
+): { start: number; end: number } {
+  return meta.scopeKey === FULL_SCOPE
+    ? { start: 1, end: TO_END }
+    : { start: meta.rangeStart, end: meta.rangeEnd };
+}
+
+/**
+ * Appends a view (the newest) and drops older views it hides completely.
+ * Returns a new array; the input is not modified.
+ *
+ * @example
+ * ```ts
+ * import { addView, TO_END } from "@readcache/core";
+ * const v = addView([{ seq: 1, start: 3, end: 4, hash: "a" }], { seq: 2, start: 1, end: TO_END, hash: "b" });
+ * v.length; // 1
+ * ```
+ */
+export function addView(views: readonly LineView[], view: LineView): LineView[] {
+  const kept = views.filter((v) => v.start < view.start || v.end > view.end);
+  kept.push(view);
+  return kept;
+}
+
+type Interval = [number, number];
+
+function subtract(parts: Interval[], start: number, end: number): Interval[] {
+  const out: Interval[] = [];
+  for (const [a, b] of parts) {
+    if (b < start || a > end) {
+      out.push([a, b]);
+      continue;
+    }
+    if (a < start) out.push([a, start - 1]);
+    if (b > end) out.push([end + 1, b]);
+  }
+  return out;
+}
+
+function overlaps(parts: Interval[], start: number, end: number): Interval[] {
+  const out: Interval[] = [];
+  for (const [a, b] of parts) {
+    const x = Math.max(a, start);
+    const y = Math.min(b, end);
+    if (x <= y) out.push([x, y]);
+  }
+  return out;
+}
+
+/**
+ * What {@linkcode newestViewConflict} and {@linkcode newestViewNeeds} check:
+ * a base (trust slot) for the lines `start..end` of a request, against the
+ * views kept under the file's `pathKey` and under the name the model used.
+ *
+ * @example
+ * ```ts
+ * import type { ViewQuery } from "@readcache/core";
+ * const q: ViewQuery = { base: { hash: "h", seq: 2 }, start: 1, end: 10, keyViews: [], nameViews: [] };
+ * ```
+ */
+export interface ViewQuery {
+  /** The selected base: its content hash and event order. */
+  base: { hash: string; seq: number };
+  /** First line the answer covers. */
+  start: number;
+  /** Last line the answer covers; {@linkcode TO_END} for a whole-file answer. */
+  end: number;
+  /** Views kept under the file's canonical identity, oldest first. */
+  keyViews: readonly LineView[];
+  /** Views kept under the name the model used for this request, oldest first. */
+  nameViews: readonly LineView[];
+}
+
+/** Why the newest-view check refused a base. */
+export type ViewConflict = "newer_view_differs" | "name_not_seen";
+
+interface Piece {
+  hash: string | null;
+  start: number;
+  end: number;
+}
+
+/**
+ * The pieces of views the check compares against the base, newest first:
+ * (a) under `pathKey`, every view fresher than the base on the lines of the
+ * answer not hidden by an even fresher view; (b) under the name, the newest
+ * view of every line of the answer. `uncoveredName` is the part of the answer
+ * no view under the name covers.
+ */
+function walk(q: ViewQuery): { pieces: Piece[]; uncoveredName: Interval[] } {
+  const pieces: Piece[] = [];
+  let open: Interval[] = [[q.start, q.end]];
+  for (let i = q.keyViews.length - 1; i >= 0 && open.length > 0; i--) {
+    const v = q.keyViews[i];
+    if (v.seq <= q.base.seq) break;
+    for (const [x, y] of overlaps(open, v.start, v.end)) {
+      pieces.push({ hash: v.hash, start: x, end: y });
+    }
+    open = subtract(open, v.start, v.end);
+  }
+  open = [[q.start, q.end]];
+  for (let i = q.nameViews.length - 1; i >= 0 && open.length > 0; i--) {
+    const v = q.nameViews[i];
+    for (const [x, y] of overlaps(open, v.start, v.end)) {
+      pieces.push({ hash: v.hash, start: x, end: y });
+    }
+    open = subtract(open, v.start, v.end);
+  }
+  return { pieces, uncoveredName: open };
+}
+
+/**
+ * Content hashes (other than the base's) the newest-view check must compare
+ * the base with. The shell loads them from the object store.
+ *
+ * @example
+ * ```ts
+ * import { newestViewNeeds, TO_END } from "@readcache/core";
+ * newestViewNeeds({ base: { hash: "a", seq: 1 }, start: 1, end: TO_END,
+ *   keyViews: [{ seq: 1, start: 1, end: TO_END, hash: "a" }, { seq: 2, start: 1, end: 4, hash: "b" }],
+ *   nameViews: [] }); // ["b"]
+ * ```
+ */
+export function newestViewNeeds(q: ViewQuery): string[] {
+  const out = new Set<string>();
+  for (const p of walk(q).pieces) if (p.hash !== null && p.hash !== q.base.hash) out.add(p.hash);
+  return [...out];
+}
+
+function sameLines(
+  a: readonly string[],
+  b: readonly string[],
+  start: number,
+  end: number,
+): boolean {
+  if (end === TO_END) {
+    if (a.length !== b.length) return false;
+    end = a.length;
+  } else if (end > a.length || end > b.length) {
+    return false;
+  }
+  for (let i = start - 1; i < end; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/**
+ * The newest-view rule (SPEC §5.5): a base may back a derived answer only if,
+ * on every line the answer covers, it agrees with the model's newest view of
+ * that line under the file's `pathKey` AND under the name the model used, and
+ * every line of the answer is covered by some view under that name. Returns
+ * `undefined` when the base may be used, else why not. `lines(hash)` gives the
+ * lines of a content (`undefined` when it cannot be loaded: disagreement);
+ * `baseLines` are the base's lines.
+ *
+ * @example
+ * ```ts
+ * import { newestViewConflict, TO_END } from "@readcache/core";
+ * const views = [{ seq: 1, start: 1, end: TO_END, hash: "A" }, { seq: 2, start: 1, end: 2, hash: "B" }];
+ * const text: Record<string, string[]> = { A: ["x", "y", "z"], B: ["x", "Y"] };
+ * newestViewConflict(
+ *   { base: { hash: "A", seq: 1 }, start: 1, end: TO_END, keyViews: views, nameViews: views },
+ *   text.A,
+ *   (h) => text[h],
+ * ); // "newer_view_differs"
+ * ```
+ */
+export function newestViewConflict(
+  q: ViewQuery,
+  baseLines: readonly string[],
+  lines: (hash: string) => readonly string[] | undefined,
+): ViewConflict | undefined {
+  const { pieces, uncoveredName } = walk(q);
+  for (const p of pieces) {
+    if (p.hash === q.base.hash) continue;
+    const other = p.hash === null ? undefined : lines(p.hash);
+    if (other === undefined || !sameLines(other, baseLines, p.start, p.end)) {
+      return "newer_view_differs";
+    }
+  }
+  // Lines past the end of the base need no view: the answer does not show them.
+  const last = q.end === TO_END ? baseLines.length : q.end;
+  if (overlaps(uncoveredName, q.start, last).length > 0) return "name_not_seen";
+  return undefined;
+}
+
+/**
+ * The newest-view rule checked from hashes alone, as replay does for a
+ * derived answer found in the session (SPEC §5.5): true when every view the
+ * rule compares carries the base's own hash and every line of the answer has
+ * a view under the name (for a whole-file answer: up to the end of the file).
+ * Different content counts as disagreement, so this is never less strict than
+ * {@linkcode newestViewConflict}.
+ *
+ * @example
+ * ```ts
+ * import { TO_END, viewsHoldBase } from "@readcache/core";
+ * const seen = [{ seq: 1, start: 1, end: TO_END, hash: "A" }];
+ * viewsHoldBase({ base: { hash: "A", seq: 1 }, start: 1, end: TO_END, keyViews: seen, nameViews: seen }); // true
+ * viewsHoldBase({ base: { hash: "A", seq: 1 }, start: 1, end: TO_END, keyViews: seen, nameViews: [] }); // false
+ * ```
+ */
+export function viewsHoldBase(q: ViewQuery): boolean {
+  const { pieces, uncoveredName } = walk(q);
+  return pieces.every((p) => p.hash === q.base.hash) &&
+    overlaps(uncoveredName, q.start, q.end).length === 0;
+}

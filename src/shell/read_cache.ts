@@ -1,0 +1,205 @@
+/**
+ * The one-call library API: a read cache for one working directory. Each
+ * `read` resolves the request, reads the file once, decides (SPEC §7) against
+ * what the model provably holds, stores the base and records the answer.
+ *
+ * Without a session of your own, the cache keeps a linear one in memory:
+ * every answer is assumed to reach the model, and `forget()` stands for a
+ * compaction (the model's context is gone). A host with a session tree passes
+ * its active branch instead (`{ branch, callId }`) and persists the returned
+ * `details.readcache` with the tool result.
+ *
+ * Specified by SPEC.md §7 (the one-call library API).
+ *
+ * @module
+ */
+import { homedir } from "node:os";
+import { FsObjectStore } from "../store/fs_object_store.ts";
+import type { DecisionConfig } from "../core/decision.ts";
+import { BranchKnowledge } from "../core/knowledge.ts";
+import type { ReadCacheMetaV1, ReadMode } from "../core/meta.ts";
+import { MemoryObjectStore, type ObjectStore } from "../core/object_store.ts";
+import { serveRead } from "./read_service.ts";
+import type { ReplayEntry } from "../core/replay.ts";
+import type { TruncationResult } from "../core/truncate.ts";
+
+/**
+ * Options of {@linkcode createReadCache}.
+ *
+ * @example
+ * ```ts
+ * import type { ReadCacheOptions } from "@readcache/core";
+ * const options: ReadCacheOptions = { cwd: "/work/project", store: "memory" };
+ * ```
+ */
+export interface ReadCacheOptions {
+  /** Working directory: relative paths resolve against it; bases are stored under it. */
+  cwd: string;
+  /** Home directory for `~`; default `os.homedir()`. */
+  home?: string;
+  /**
+   * Where diff bases live: `"disk"` (default, `<cwd>/.pi/readcache`, SPEC §9),
+   * `"memory"` (this process only), or your own store.
+   */
+  store?: "disk" | "memory" | ObjectStore;
+  /** Tunables (diff limits, sensitive patterns, size cap). */
+  config?: Partial<DecisionConfig>;
+}
+
+/**
+ * One read request: pi's `read` parameters plus `bypass_cache` (serve the
+ * whole content again and re-anchor, SPEC §7.5), named as in pi's tool.
+ *
+ * @example
+ * ```ts
+ * import type { ReadCacheRequest } from "@readcache/core";
+ * const req: ReadCacheRequest = { path: "src/app.ts:10-40" };
+ * ```
+ */
+export interface ReadCacheRequest {
+  /** Path as the model typed it (`@`, `~`, relative, `path:N-M` accepted). */
+  path: string;
+  /** First line, 1-based. */
+  offset?: number;
+  /** Number of lines. */
+  limit?: number;
+  /** Serve the whole content and re-anchor. */
+  bypass_cache?: boolean;
+}
+
+/**
+ * What a read answers.
+ *
+ * @example
+ * ```ts
+ * import type { ReadCacheResult } from "@readcache/core";
+ * const r: ReadCacheResult = { text: "[readcache: unchanged, 3 lines]", mode: "unchanged", details: {} };
+ * ```
+ */
+export interface ReadCacheResult {
+  /** The text for the model. Empty when `delegate` is set. */
+  text: string;
+  /** How it was served; `null` for a plain read without readcache metadata. */
+  mode: ReadMode | null;
+  /** pi's `truncation` details when pi would set them, and the readcache metadata to persist. */
+  details: { truncation?: TruncationResult; readcache?: ReadCacheMetaV1 };
+  /**
+   * Set when the cache does not take the file and your own read must serve
+   * it: an image, not a regular file (FIFO, device), or over the size cap.
+   */
+  delegate?: "image" | "not_a_regular_file" | "too_large";
+}
+
+/**
+ * Where a read happens: a host's active branch (root to leaf, SPEC §11.3)
+ * and the tool call id of this read. Omit it to use the cache's own linear
+ * session.
+ *
+ * @example
+ * ```ts
+ * import type { ReadCacheContext } from "@readcache/core";
+ * const ctx: ReadCacheContext = { branch: [], callId: "call_1" };
+ * ```
+ */
+export interface ReadCacheContext {
+  /** The active branch of the host's session, root to leaf. */
+  branch: readonly ReplayEntry[];
+  /** Tool call id of this read (matches the result's entry when it is persisted). */
+  callId?: string;
+  /** Aborts the read (`Operation aborted`). */
+  signal?: AbortSignal;
+}
+
+/**
+ * A read cache for one working directory. Create it with
+ * {@linkcode createReadCache}.
+ *
+ * @example
+ * ```ts
+ * import { createReadCache } from "@readcache/core";
+ * const cache = createReadCache({ cwd: Deno.cwd(), store: "memory" });
+ * cache.forget();
+ * ```
+ */
+export class ReadCache {
+  readonly #options: ReadCacheOptions;
+  readonly #store: ObjectStore;
+  readonly #volatile = new MemoryObjectStore();
+  #knowledge = new BranchKnowledge();
+  #own: ReplayEntry[] = [];
+  #calls = 0;
+
+  /** Use {@linkcode createReadCache}. */
+  constructor(options: ReadCacheOptions) {
+    this.#options = options;
+    this.#store = options.store === "memory"
+      ? new MemoryObjectStore()
+      : options.store === undefined || options.store === "disk"
+      ? FsObjectStore.forCwd(options.cwd)
+      : options.store;
+  }
+
+  /**
+   * Answers one read. Throws `RangeSyntaxError` / `OffsetBeyondEndError` for
+   * bad ranges and the file system's error for a missing or unreadable file,
+   * like pi's read.
+   */
+  async read(req: ReadCacheRequest, ctx?: ReadCacheContext): Promise<ReadCacheResult> {
+    const callId = ctx?.callId ?? `readcache-${++this.#calls}`;
+    this.#knowledge.sync(ctx?.branch ?? this.#own);
+    const served = await serveRead(req, this.#knowledge, {
+      cwd: this.#options.cwd,
+      home: this.#options.home ?? homedir(),
+      store: this.#store,
+      volatileStore: this.#volatile,
+      config: this.#options.config,
+    }, ctx?.signal);
+    const meta = served.decision.details.readcache;
+    if (ctx !== undefined) {
+      this.#knowledge.recordServed(
+        meta ? { meta, call: served.call, callId } : { call: served.call, callId },
+      );
+    } else {
+      const parentId = this.#own.at(-1)?.id ?? null;
+      const entry: ReplayEntry = { id: callId, parentId, kind: "read", meta, callId };
+      entry.call = served.call;
+      this.#own.push(entry);
+    }
+    if (served.delegate !== undefined) {
+      return { text: "", mode: null, details: {}, delegate: served.delegate };
+    }
+    return {
+      text: served.decision.text,
+      mode: served.decision.mode,
+      details: served.decision.details,
+    };
+  }
+
+  /**
+   * The model's context is gone (a compaction, a new conversation): the next
+   * read of every file is the whole content. Only for the cache's own session.
+   */
+  forget(): void {
+    const parentId = this.#own.at(-1)?.id ?? null;
+    this.#own.push({ id: `readcache-${++this.#calls}`, parentId, kind: "compaction" });
+  }
+}
+
+/**
+ * Creates a read cache for `cwd` (SPEC §7, §9).
+ *
+ * @example
+ * ```ts
+ * import { createReadCache } from "@readcache/core";
+ * import { mkdtempSync, writeFileSync } from "node:fs";
+ * import { join } from "node:path";
+ * const cwd = mkdtempSync(join(Deno.makeTempDirSync(), "demo-"));
+ * writeFileSync(join(cwd, "a.txt"), "one\ntwo\n");
+ * const cache = createReadCache({ cwd, store: "memory" });
+ * (await cache.read({ path: "a.txt" })).mode; // "full"
+ * (await cache.read({ path: "a.txt" })).text; // "[readcache: unchanged, 3 lines]"
+ * ```
+ */
+export function createReadCache(options: ReadCacheOptions): ReadCache {
+  return new ReadCache(options);
+}

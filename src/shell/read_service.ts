@@ -1,0 +1,352 @@
+/**
+ * The thin shell around the pure decision: resolve the request, read the file
+ * once, sync the branch knowledge, look up the base, decide, persist. Shared by
+ * the session simulator and the pi adapter.
+ *
+ * Specified by SPEC.md §7, §13.1, §13.2.
+ *
+ * @module
+ */
+import { constants, existsSync, readFileSync, realpathSync } from "node:fs";
+import { open } from "node:fs/promises";
+import { sep } from "node:path";
+import {
+  decidePlan,
+  type DecisionConfig,
+  DEFAULT_DECISION_CONFIG,
+  planRead,
+  type ReadDecision,
+} from "../core/decision.ts";
+import type { BranchKnowledge } from "../core/knowledge.ts";
+import type { ObjectStore } from "../core/object_store.ts";
+import { canonicalPathKey } from "../core/path_key.ts";
+import type { ReadCacheInvalidationV1 } from "../core/meta.ts";
+import { countLines, type ReadRequest, type ReadTarget, resolveReadTarget } from "../core/range.ts";
+import { invalidationRecord, invalidationScope } from "../core/refresh.ts";
+import type { ReadCall } from "../core/replay.ts";
+
+/**
+ * What {@linkcode serveRead} needs from its host.
+ *
+ * @example
+ * ```ts ignore
+ * const deps: ReadServiceDeps = { cwd: "/w", home: "/home/me", store };
+ * ```
+ */
+export interface ReadServiceDeps {
+  /** Working directory. */
+  cwd: string;
+  /** Home directory for `~`. */
+  home: string;
+  /** Object store for diff bases. */
+  store: ObjectStore;
+  /**
+   * Where bases of files outside the project are kept (this process only),
+   * unless `config.persistOutsideProject`; without it they are not kept.
+   */
+  volatileStore?: ObjectStore;
+  /** Decision tunables. */
+  config?: Partial<DecisionConfig>;
+}
+
+/**
+ * A served read: the decision plus what was resolved on the way.
+ *
+ * @example
+ * ```ts ignore
+ * const served: ServedRead = await serveRead({ path: "a.ts" }, knowledge, deps);
+ * ```
+ */
+export interface ServedRead {
+  /** The resolved request. */
+  target: ReadTarget;
+  /** Canonical identity of the file. */
+  pathKey: string;
+  /** The resolved call: the name the model used, the identity, offset and limit. */
+  call: ReadCall;
+  /** Set when the file is an image: the host's own read tool must serve it. */
+  imageMimeType?: string;
+  /**
+   * Set when the host's own read must serve the request and nothing is
+   * cached: an image, a file that is not a regular file (FIFO, device,
+   * socket), or a file over `maxFileBytes` (SPEC §13.1).
+   */
+  delegate?: "image" | "not_a_regular_file" | "too_large";
+  /** The decision (for images: a plain placeholder decision). */
+  decision: ReadDecision;
+}
+
+/** Detects the image types pi's read tool attaches (by magic bytes). */
+export function detectImageMimeType(bytes: Uint8Array): string | undefined {
+  const starts = (...sig: number[]) => sig.every((b, i) => bytes[i] === b);
+  if (starts(0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return "image/png";
+  if (starts(0xff, 0xd8, 0xff)) return "image/jpeg";
+  if (starts(0x47, 0x49, 0x46, 0x38)) return "image/gif";
+  if (
+    starts(0x52, 0x49, 0x46, 0x46) && bytes[8] === 0x57 && bytes[9] === 0x45 &&
+    bytes[10] === 0x42 && bytes[11] === 0x50
+  ) {
+    return "image/webp";
+  }
+  return undefined;
+}
+
+/**
+ * The realpath of `p`, or `undefined` when it does not exist or cannot be
+ * resolved (the injected `realpath` of `canonicalPathKey` on a real disk).
+ *
+ * @example
+ * ```ts
+ * import { realpathOrUndefined } from "@readcache/core";
+ * realpathOrUndefined("/definitely/not/here"); // undefined
+ * ```
+ */
+export function realpathOrUndefined(p: string): string | undefined {
+  try {
+    return realpathSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A base that cannot be loaded (missing, corrupt, or a failing store) is no base. */
+async function loadBase(
+  stores: readonly ObjectStore[],
+  hash: string,
+): Promise<Uint8Array | undefined> {
+  for (const store of stores) {
+    try {
+      const bytes = await store.get(hash);
+      if (bytes !== undefined) return bytes;
+    } catch {
+      // next store
+    }
+  }
+  return undefined;
+}
+
+/** Thrown when the abort signal of a read fires; pi's message. */
+function abortError(): Error {
+  return new Error("Operation aborted");
+}
+
+/**
+ * Reads a file for caching, never blocking on its contents (SPEC §13.1): it
+ * is opened non-blocking (a FIFO opens at once), must be a regular file by
+ * `fstat` of the opened descriptor, and at most `cap` bytes are read even if
+ * the file grows meanwhile. Checks `signal` between chunks.
+ *
+ * @example
+ * ```ts ignore
+ * const r = await readRegularFile("/w/a.ts", 8 << 20);
+ * if (r.kind === "ok") r.bytes;
+ * ```
+ */
+export async function readRegularFile(
+  path: string,
+  cap: number,
+  signal?: AbortSignal,
+): Promise<
+  { kind: "ok"; bytes: Uint8Array } | { kind: "not_a_regular_file" } | { kind: "too_large" }
+> {
+  const fh = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) return { kind: "not_a_regular_file" };
+    if (st.size > cap) return { kind: "too_large" };
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    for (;;) {
+      if (signal?.aborted) throw abortError();
+      const want = Math.min(Math.max(st.size - total, 64 * 1024), cap + 1 - total);
+      if (want <= 0) return { kind: "too_large" };
+      const buf = new Uint8Array(want);
+      const { bytesRead } = await fh.read(buf, 0, want, total);
+      if (bytesRead === 0) break;
+      chunks.push(buf.subarray(0, bytesRead));
+      total += bytesRead;
+      if (total > cap) return { kind: "too_large" };
+    }
+    if (chunks.length === 1) return { kind: "ok", bytes: chunks[0] };
+    const bytes = new Uint8Array(total);
+    let at = 0;
+    for (const c of chunks) {
+      bytes.set(c, at);
+      at += c.length;
+    }
+    return { kind: "ok", bytes };
+  } finally {
+    await fh.close().catch(() => {});
+  }
+}
+
+/** True when `pathKey` lies inside the project directory `cwd` (both canonical). */
+export function isInsideProject(pathKey: string, cwd: string): boolean {
+  const root = realpathOrUndefined(cwd) ?? cwd;
+  return pathKey === root || pathKey.startsWith(root.endsWith(sep) ? root : root + sep);
+}
+
+/**
+ * Where a read request points on disk: the resolved target (pi's path rules and
+ * `path:N-M` shorthand, checked against the real file system) and the file's
+ * canonical identity. Touches no file content.
+ *
+ * @example
+ * ```ts
+ * import { locateRead } from "@readcache/core";
+ * locateRead({ path: "/tmp/x.txt" }, { cwd: "/", home: "/root" }).target.resolvedPath; // "/tmp/x.txt"
+ * ```
+ */
+export function locateRead(
+  req: ReadRequest,
+  deps: Pick<ReadServiceDeps, "cwd" | "home">,
+): { target: ReadTarget; pathKey: string } {
+  const env = { cwd: deps.cwd, home: deps.home, exists: (p: string) => existsSync(p) };
+  const target = resolveReadTarget(req, env);
+  return { target, pathKey: canonicalPathKey(target.resolvedPath, realpathOrUndefined) };
+}
+
+/**
+ * Resolves the arguments of a `read` tool call into a {@linkcode ReadCall}
+ * (name, identity, offset, limit) against the real file system, or
+ * `undefined` when they do not resolve (bad range, not a string path).
+ *
+ * @example
+ * ```ts
+ * import { resolveCall } from "@readcache/core";
+ * resolveCall({ path: "/tmp/x.txt", offset: 2 }, { cwd: "/", home: "/root" });
+ * // { name: "/tmp/x.txt", pathKey: "/tmp/x.txt", offset: 2 }
+ * ```
+ */
+export function resolveCall(
+  args: unknown,
+  deps: Pick<ReadServiceDeps, "cwd" | "home">,
+): ReadCall | undefined {
+  const a = typeof args === "object" && args !== null ? args as Record<string, unknown> : {};
+  if (typeof a.path !== "string" || a.path === "") return undefined;
+  const num = (v: unknown) => typeof v === "number" ? v : undefined;
+  try {
+    const { target, pathKey } = locateRead(
+      { path: a.path, offset: num(a.offset), limit: num(a.limit) },
+      deps,
+    );
+    return callOf(target, pathKey);
+  } catch {
+    return undefined;
+  }
+}
+
+function callOf(target: ReadTarget, pathKey: string): ReadCall {
+  const call: ReadCall = { name: target.resolvedPath, pathKey };
+  if (target.offset !== undefined) call.offset = target.offset;
+  if (target.limit !== undefined) call.limit = target.limit;
+  return call;
+}
+
+/**
+ * Serves one read: resolution, one read of the bytes, knowledge lookup, base
+ * lookup in the store, the pure decision, then persisting the served content
+ * (a store that fails to read or write does not fail the read: a base that
+ * cannot be loaded gives the baseline, `baseline_fallback`). The caller records the
+ * result (persist it in the session or add it to the in-flight overlay).
+ * Errors for missing files and bad ranges propagate, like pi's read.
+ *
+ * @example
+ * ```ts ignore
+ * const { decision } = await serveRead({ path: "src/a.ts" }, knowledge, deps);
+ * ```
+ */
+export async function serveRead(
+  req: ReadRequest & { bypass_cache?: boolean },
+  knowledge: BranchKnowledge,
+  deps: ReadServiceDeps,
+  signal?: AbortSignal,
+): Promise<ServedRead> {
+  const { target, pathKey } = locateRead(req, deps);
+  const call = callOf(target, pathKey);
+  const cfg: DecisionConfig = { ...DEFAULT_DECISION_CONFIG, ...deps.config };
+  const delegated = (
+    delegate: NonNullable<ServedRead["delegate"]>,
+    imageMimeType?: string,
+  ): ServedRead => ({
+    target,
+    pathKey,
+    call,
+    delegate,
+    ...(imageMimeType === undefined ? {} : { imageMimeType }),
+    decision: {
+      mode: null,
+      text: imageMimeType === undefined
+        ? `[not cached: ${delegate.replaceAll("_", " ")}]`
+        : `Read image file [${imageMimeType}]`,
+      details: {},
+      reason: "binary",
+    },
+  });
+  const read = await readRegularFile(target.resolvedPath, cfg.maxFileBytes, signal);
+  if (read.kind !== "ok") return delegated(read.kind);
+  const bytes = read.bytes;
+  const image = detectImageMimeType(bytes);
+  if (image) return delegated("image", image);
+  const plan = planRead({
+    displayPath: target.displayPath,
+    pathKey,
+    offset: target.offset,
+    limit: target.limit,
+    bytes,
+    knowledge: knowledge.file(pathKey, call.name),
+    bypass: req.bypass_cache === true,
+    config: deps.config,
+  });
+  const inside = cfg.persistOutsideProject || isInsideProject(pathKey, deps.cwd);
+  const stores = inside
+    ? [deps.store, ...(deps.volatileStore ? [deps.volatileStore] : [])]
+    : (deps.volatileStore ? [deps.volatileStore] : []);
+  const objects = new Map<string, Uint8Array | undefined>();
+  for (const hash of plan.needs) objects.set(hash, await loadBase(stores, hash));
+  if (signal?.aborted) throw abortError();
+  const decision = decidePlan(plan, objects);
+  if (decision.store && stores.length > 0) {
+    try {
+      await stores[0].put(decision.store.hash, decision.store.bytes);
+    } catch {
+      // supporting data only: a later diff against it falls back to the baseline
+    }
+  }
+  return { target, pathKey, call, decision };
+}
+
+/**
+ * Resolves a refresh request (path plus optional range, as for a read) into
+ * the persistent invalidation record (SPEC §11.2): same path resolution and
+ * shorthand as a read, canonical path key, and for a range the scope the
+ * model was SHOWN by the latest read with the same offset/limit on this branch
+ * (a truncated read shows fewer lines than it asked for; the file may have
+ * changed since), else the scope a read of that range would record now (the
+ * file is read to count its lines). Reads only; writes nothing.
+ *
+ * @example
+ * ```ts ignore
+ * const inv = resolveInvalidation({ path: "a.txt", offset: 5, limit: 3 }, { cwd, home }, Date.now());
+ * // { v: 1, kind: "invalidate", pathKey: "/w/a.txt", scopeKey: "r:5:7", at: ... }
+ * ```
+ */
+export function resolveInvalidation(
+  req: ReadRequest,
+  deps: Pick<ReadServiceDeps, "cwd" | "home">,
+  at: number,
+  knowledge?: BranchKnowledge,
+): ReadCacheInvalidationV1 {
+  const { target, pathKey } = locateRead(req, deps);
+  const ranged = target.offset !== undefined || target.limit !== undefined;
+  const shown = ranged ? knowledge?.shownScope(pathKey, target.offset, target.limit) : undefined;
+  if (shown !== undefined) return invalidationRecord(pathKey, shown, at);
+  const total = ranged && existsSync(target.resolvedPath)
+    ? countLines(readFileSync(target.resolvedPath, "utf8"))
+    : undefined;
+  return invalidationRecord(
+    pathKey,
+    invalidationScope(target.offset, target.limit, total),
+    at,
+  );
+}
