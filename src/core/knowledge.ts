@@ -59,6 +59,9 @@ export interface FileKnowledge {
   nameViews: readonly LineView[];
 }
 
+/** Most entries `syncTip` walks through (a parent cycle in a corrupt session ends here). */
+const MAX_WALK = 50_000_000;
+
 interface OverlayRead {
   read: InFlightRead;
   /** Serve order within this process. */
@@ -138,14 +141,14 @@ export class BranchKnowledge {
     }
     const tail: ReplayEntry[] = [];
     let known = -1;
-    const seen = new Set<string>();
-    for (let id: string | null = leafId; id !== null && !seen.has(id);) {
+    // a session is a tree; the step bound only guards against a corrupt parent cycle
+    let steps = 0;
+    for (let id: string | null = leafId; id !== null && steps++ < MAX_WALK;) {
       const at = index.get(id);
       if (at !== undefined) {
         known = at;
         break;
       }
-      seen.add(id);
       const e = lookup(id);
       if (e === undefined) break;
       tail.push(e);

@@ -201,6 +201,17 @@ export function validateReadCacheMeta(
 }
 
 const MODE_SET: ReadonlySet<string> = new Set(READ_MODES);
+const scopeKeyCache = new Map<string, boolean>();
+/** `isScopeKey`, remembered for the few distinct keys a session uses (bounded). */
+function knownScopeKey(key: string): boolean {
+  let ok = scopeKeyCache.get(key);
+  if (ok === undefined) {
+    ok = isScopeKey(key);
+    if (scopeKeyCache.size > 4096) scopeKeyCache.clear();
+    scopeKeyCache.set(key, ok);
+  }
+  return ok;
+}
 const isPositiveInt = (v: unknown): v is number => Number.isInteger(v) && (v as number) > 0;
 const isNonEmpty = (v: unknown): v is string => typeof v === "string" && v !== "";
 
@@ -216,7 +227,7 @@ function checkMetaFast(value: unknown): ReadCacheMetaV1 | undefined {
   const { pathKey, scopeKey, servedHash, baseHash, mode, totalLines, rangeStart, rangeEnd, bytes } =
     m;
   if (
-    m.v !== 1 || !isNonEmpty(pathKey) || typeof scopeKey !== "string" || !isScopeKey(scopeKey) ||
+    m.v !== 1 || !isNonEmpty(pathKey) || typeof scopeKey !== "string" || !knownScopeKey(scopeKey) ||
     !isNonEmpty(servedHash) || typeof mode !== "string" || !MODE_SET.has(mode) ||
     !isPositiveInt(totalLines) || !isPositiveInt(rangeStart) || !isPositiveInt(rangeEnd) ||
     !Number.isInteger(bytes) || (bytes as number) < 0 || rangeEnd < rangeStart
@@ -226,7 +237,7 @@ function checkMetaFast(value: unknown): ReadCacheMetaV1 | undefined {
   const out: ReadCacheMetaV1 = {
     v: 1,
     pathKey,
-    scopeKey,
+    scopeKey: scopeKey as ScopeKey,
     servedHash,
     mode: mode as ReadMode,
     totalLines,

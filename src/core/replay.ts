@@ -19,7 +19,7 @@ import {
   type ReadCacheMetaV1,
   type ReadMode,
 } from "./meta.ts";
-import { FULL_SCOPE, parseScopeKey, type ScopeKey } from "./scope.ts";
+import { FULL_SCOPE, parseScopeKey, type ScopeKey, scopeKeyFor } from "./scope.ts";
 import {
   type PathTrust,
   pathTrustAfterInvalidation,
@@ -224,10 +224,7 @@ export function metaMatchesCall(meta: ReadCacheMetaV1, call: ReadCall): boolean 
   if (meta.rangeStart !== start || meta.rangeEnd > last || meta.rangeEnd > meta.totalLines) {
     return false;
   }
-  const scope = parseScopeKey(meta.scopeKey);
-  if (scope === FULL_SCOPE) return meta.rangeStart === 1 && meta.rangeEnd === meta.totalLines;
-  return scope !== undefined && scope.start === meta.rangeStart && scope.end === meta.rangeEnd &&
-    !(meta.rangeStart === 1 && meta.rangeEnd === meta.totalLines);
+  return meta.scopeKey === scopeKeyFor(meta.rangeStart, meta.rangeEnd, meta.totalLines);
 }
 
 /**

@@ -75,6 +75,7 @@ export function viewLinesOf(
  * ```
  */
 export function addView(views: readonly LineView[], view: LineView): LineView[] {
+  if (view.start === 1 && view.end === TO_END) return [view]; // hides every older view
   const kept = views.filter((v) => v.start < view.start || v.end > view.end);
   kept.push(view);
   return kept;

@@ -148,7 +148,6 @@ export function piEntryToReplay(
  */
 export class PiBranchConverter {
   readonly #converted = new WeakMap<PiEntryLike, ReplayEntry>();
-  readonly #calls = new WeakMap<PiEntryLike, [string, unknown][]>();
   readonly #resolve: CallResolver | undefined;
   /** Resolutions made during one conversion pass (one moment): same arguments, same answer. */
   #memo = new Map<string, ReadCall | undefined>();
@@ -177,9 +176,12 @@ export class PiBranchConverter {
     getEntry: (id: string) => PiEntryLike | undefined,
   ): (id: string) => ReplayEntry | undefined {
     this.#memo = new Map();
+    // syncTip converts each entry once (it keeps what it synced), so no per-entry cache here
     return (id) => {
       const e = getEntry(id);
-      return e === undefined ? undefined : this.#entry(e, getEntry);
+      if (e === undefined) return undefined;
+      const args = this.#resolve === undefined ? undefined : this.#argsOf(e, getEntry);
+      return piEntryToReplay(e, args, this.#resolveOnce);
     };
   }
 
@@ -209,13 +211,16 @@ export class PiBranchConverter {
       seen.add(id);
       const p = byId(id);
       if (p === undefined) return undefined;
-      if (p.type === "message" && asRecord(p.message)?.role === "assistant") {
-        let calls = this.#calls.get(p);
-        if (calls === undefined) {
-          calls = readCallsOf(p);
-          this.#calls.set(p, calls);
+      const pm = p.type === "message" ? asRecord(p.message) : undefined;
+      if (pm?.role === "assistant") {
+        if (!Array.isArray(pm.content)) return undefined;
+        for (const block of pm.content) {
+          const b = asRecord(block);
+          if (b?.type === "toolCall" && b.name === "read" && b.id === msg.toolCallId) {
+            return b.arguments;
+          }
         }
-        return calls.find(([cid]) => cid === msg.toolCallId)?.[1];
+        return undefined;
       }
       id = p.parentId;
     }
