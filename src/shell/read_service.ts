@@ -313,7 +313,10 @@ export async function serveRead(
   for (const hash of plan.needs) objects.set(hash, await loadBase(stores, hash));
   if (signal?.aborted) throw abortError();
   const decision = decidePlan(plan, objects);
-  if (decision.store && stores.length > 0) {
+  // An answer whose content IS its base (unchanged, same hash) was stored when the base was
+  // served: no write (and no directory checks) on the warm path.
+  const alreadyStored = decision.reason === "hash_match";
+  if (decision.store && stores.length > 0 && !alreadyStored) {
     try {
       await stores[0].put(decision.store.hash, decision.store.bytes);
     } catch {
