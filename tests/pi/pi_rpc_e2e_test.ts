@@ -9,17 +9,17 @@
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { compareScenario } from "../src/conformance/scenario_compare.ts";
-import type { ScenarioOutput, StepResult } from "../src/conformance/session_simulator.ts";
+import { compareScenario } from "../../src/conformance/scenario_compare.ts";
+import type { ScenarioOutput, StepResult } from "../../src/conformance/session_simulator.ts";
 import {
   type Scenario,
   ScenarioSchema,
   type ScenarioStep,
-} from "../src/conformance/vector_schema.ts";
+} from "../../src/conformance/vector_schema.ts";
 
-const REPO = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
+const REPO = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
 const PI_CLI = join(REPO, "node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
-const TREE_FIXTURE = join(REPO, "tests/fixtures/pi_tree_command.ts");
+const TREE_FIXTURE = join(REPO, "tests/pi/fixtures/pi_tree_command.ts");
 const VECTOR_FILE = join(REPO, "vectors/scenario/pi-e2e-session.json");
 
 const STEP_TIMEOUT_MS = 20_000;

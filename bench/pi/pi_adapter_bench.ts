@@ -4,8 +4,8 @@
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createReadcacheExtension } from "../src/adapters/pi/extension.ts";
-import { FakePiHost, newSession } from "../scripts/pi_host.ts";
+import { createReadcacheExtension } from "../../src/adapters/pi/extension.ts";
+import { FakePiHost, newSession } from "../../scripts/pi/pi_host.ts";
 
 const cwd = realpathSync(mkdtempSync(join(tmpdir(), "readcache-pi-bench-")));
 globalThis.addEventListener("unload", () => rmSync(cwd, { recursive: true, force: true }));

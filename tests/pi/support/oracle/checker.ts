@@ -36,8 +36,8 @@
 // the context names the file), `unknown-line`, `stale-line`,
 // `does-not-apply`, `wrong-result`, `count`, `missing-file`, `non-utf8`,
 // `unparseable` or `wrong-content`.
-import type { ScenarioOutput, StepResult } from "../../../src/conformance/session_simulator.ts";
-import type { Scenario } from "../../../src/conformance/vector_schema.ts";
+import type { ScenarioOutput, StepResult } from "../../../../src/conformance/session_simulator.ts";
+import type { Scenario } from "../../../../src/conformance/vector_schema.ts";
 import { type FileText, FsModel, type ResolvedRead, resolveRead } from "./fs_model.ts";
 import { applyHunks, type CachedAnswer, changedLines, parseCached, parseShown } from "./parse.ts";
 import { SessionTree } from "./session_model.ts";

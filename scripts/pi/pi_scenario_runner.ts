@@ -10,10 +10,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
-import { FsObjectStore } from "../src/store/fs_object_store.ts";
-import { createReadcacheExtension, type PiCacheEvent } from "../src/adapters/pi/extension.ts";
-import { parseReadCacheMeta } from "../src/core/meta.ts";
-import { locateRead } from "../src/shell/read_service.ts";
+import { FsObjectStore } from "../../src/store/fs_object_store.ts";
+import { createReadcacheExtension, type PiCacheEvent } from "../../src/adapters/pi/extension.ts";
+import { parseReadCacheMeta } from "../../src/core/meta.ts";
+import { locateRead } from "../../src/shell/read_service.ts";
 import {
   injectStoreFault,
   type ScenarioOutput,
@@ -21,8 +21,8 @@ import {
   type StepResult,
   writeVectorFile,
   writeVectorSymlink,
-} from "../src/conformance/session_simulator.ts";
-import type { Scenario, ScenarioStep } from "../src/conformance/vector_schema.ts";
+} from "../../src/conformance/session_simulator.ts";
+import type { Scenario, ScenarioStep } from "../../src/conformance/vector_schema.ts";
 import { FakePiHost } from "./pi_host.ts";
 
 /** Options of {@linkcode runScenarioOnPi}. */

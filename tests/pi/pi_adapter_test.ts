@@ -17,10 +17,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { env } from "node:process";
 import { type ExtensionFactory, SessionManager } from "@mariozechner/pi-coding-agent";
-import readcacheExtension, { createReadcacheExtension } from "../src/adapters/pi/extension.ts";
-import { parseSessionJsonl, piEntryToReplay } from "../src/adapters/pi/branch.ts";
-import { sha256Hex } from "../src/core/hash.ts";
-import { FakePiHost, newSession, ZERO_USAGE } from "../scripts/pi_host.ts";
+import readcacheExtension, { createReadcacheExtension } from "../../src/adapters/pi/extension.ts";
+import { parseSessionJsonl, piEntryToReplay } from "../../src/adapters/pi/branch.ts";
+import { sha256Hex } from "../../src/core/hash.ts";
+import { FakePiHost, newSession, ZERO_USAGE } from "../../scripts/pi/pi_host.ts";
 
 // Compile-time: both forms are pi ExtensionFactory values.
 const asFactory: ExtensionFactory[] = [readcacheExtension, createReadcacheExtension()];

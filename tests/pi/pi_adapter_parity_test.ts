@@ -18,8 +18,8 @@ import assert from "node:assert/strict";
 import {
   createReadcacheExtension,
   type ReadcacheReadDetails,
-} from "../src/adapters/pi/extension.ts";
-import { FakePiHost, newSession, type ToolOutcome } from "../scripts/pi_host.ts";
+} from "../../src/adapters/pi/extension.ts";
+import { FakePiHost, newSession, type ToolOutcome } from "../../scripts/pi/pi_host.ts";
 import {
   type Call,
   nodeUtf8 as decoder,

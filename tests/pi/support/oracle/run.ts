@@ -3,8 +3,8 @@
 // fast-check from the failing run's path, then by dropping single steps and
 // unused files) into small scenario vectors.
 import fc from "fast-check";
-import type { ScenarioOutput } from "../../../src/conformance/session_simulator.ts";
-import type { Scenario } from "../../../src/conformance/vector_schema.ts";
+import type { ScenarioOutput } from "../../../../src/conformance/session_simulator.ts";
+import type { Scenario } from "../../../../src/conformance/vector_schema.ts";
 import { type Anomaly, type CheckReport, checkScenario, type UnsafeAnswer } from "./checker.ts";
 import { linkTargetName, nameOf } from "./fs_model.ts";
 import {

@@ -9,11 +9,11 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
-import { PiBranchConverter } from "../src/adapters/pi/branch.ts";
-import { createReadcacheExtension } from "../src/adapters/pi/extension.ts";
-import { BranchKnowledge } from "../src/core/knowledge.ts";
-import { resolveCall } from "../src/shell/read_service.ts";
-import { FakePiHost } from "../scripts/pi_host.ts";
+import { PiBranchConverter } from "../../src/adapters/pi/branch.ts";
+import { createReadcacheExtension } from "../../src/adapters/pi/extension.ts";
+import { BranchKnowledge } from "../../src/core/knowledge.ts";
+import { resolveCall } from "../../src/shell/read_service.ts";
+import { FakePiHost } from "../../scripts/pi/pi_host.ts";
 
 type Op =
   | { op: "read"; file: number; offset?: number }

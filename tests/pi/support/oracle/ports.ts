@@ -4,8 +4,8 @@
 // repository (the planted-bug harness copies src/ and scripts/).
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { runScenarioOnPi } from "../../../scripts/pi_scenario_runner.ts";
-import { runScenario } from "../../../src/conformance/session_simulator.ts";
+import { runScenarioOnPi } from "../../../../scripts/pi/pi_scenario_runner.ts";
+import { runScenario } from "../../../../src/conformance/session_simulator.ts";
 import type { Port } from "./run.ts";
 
 /** Port names accepted by `deno task oracle --port`. */
@@ -22,12 +22,12 @@ export const PORTS: Record<PortName, Port> = {
 
 /**
  * The ports of another copy of the repository at `root` (a directory holding
- * `src/conformance/session_simulator.ts` and `scripts/pi_scenario_runner.ts`).
+ * `src/conformance/session_simulator.ts` and `scripts/pi/pi_scenario_runner.ts`).
  */
 export async function loadPorts(root: string): Promise<Record<PortName, Port>> {
   const base = pathToFileURL(`${resolve(root)}/`);
   const sim = await import(new URL("src/conformance/session_simulator.ts", base).href);
-  const pi = await import(new URL("scripts/pi_scenario_runner.ts", base).href);
+  const pi = await import(new URL("scripts/pi/pi_scenario_runner.ts", base).href);
   return {
     reference: (v, cwd, home) => sim.runScenario(v, cwd, home),
     pi: (v, cwd, home) => pi.runScenarioOnPi(v, cwd, home, { events: true }),

@@ -2,7 +2,7 @@
 // shipped by a checkout, foreign and read-only directories, named pipes and devices in place of
 // objects, huge objects, file size limits (SIGXFSZ), full disks, interrupted writes.
 //
-//   deno test -A tests/hostile_store_test.ts      (or: deno task hostile)
+//   deno test -A tests/pi/hostile_store_test.ts      (or: deno task hostile)
 //
 // Some cases need a capability the machine may not have (root to chown/mknod/mount, setpriv to
 // drop to a non-root user, node to run the store as pi does). Those are skipped with the reason
@@ -25,9 +25,9 @@ import {
   writeFile,
 } from "node:fs/promises";
 import { join } from "node:path";
-import { ReadCacheError } from "../src/core/errors.ts";
-import { sha256Hex } from "../src/core/hash.ts";
-import { DEFAULT_MAX_OBJECT_BYTES, FsObjectStore } from "../src/store/fs_object_store.ts";
+import { ReadCacheError } from "../../src/core/errors.ts";
+import { sha256Hex } from "../../src/core/hash.ts";
+import { DEFAULT_MAX_OBJECT_BYTES, FsObjectStore } from "../../src/store/fs_object_store.ts";
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 const posix = Deno.build.os !== "windows";
@@ -53,7 +53,7 @@ function runs(cmd: string, args: string[] = ["--version"]): boolean {
 
 /** The jiti CLI installed with pi (how pi loads TypeScript under Node), if any. */
 function jitiCli(): string | undefined {
-  const dir = new URL("../node_modules/.deno/", import.meta.url).pathname;
+  const dir = new URL("../../node_modules/.deno/", import.meta.url).pathname;
   try {
     for (const entry of readdirSync(dir).sort().reverse()) {
       const cli = join(dir, entry, "node_modules", "jiti", "lib", "jiti-cli.mjs");

@@ -10,7 +10,7 @@ import type {
   PiExtensionHost,
   PiToolDefinition,
   PiToolResult,
-} from "../src/adapters/pi/extension.ts";
+} from "../../src/adapters/pi/extension.ts";
 
 /** What a tool call produced, as the model would see it. */
 export type ToolOutcome =

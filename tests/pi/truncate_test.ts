@@ -11,7 +11,7 @@ import {
   formatSize,
   truncateHead,
   type TruncationResult,
-} from "../src/core/truncate.ts";
+} from "../../src/core/truncate.ts";
 
 function lines(count: number, make: (i: number) => string = (i) => `line ${i}`): string {
   const out: string[] = [];

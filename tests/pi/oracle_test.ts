@@ -1,12 +1,12 @@
-// The output-level safety oracle (tests/support/oracle/): unit tests of its
+// The output-level safety oracle (tests/pi/support/oracle/): unit tests of its
 // parser and checker on hand-written outputs, a fixed-seed run of generated
 // sessions through the reference and the pi adapter (events on and off), the
 // checked-in scenario vectors through the oracle, and the planted-bug harness
 // (every planted bug must give unsafe answers the unmodified code does not).
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
-import type { ScenarioOutput, StepResult } from "../src/conformance/session_simulator.ts";
-import { type Scenario, ScenarioSchema } from "../src/conformance/vector_schema.ts";
+import type { ScenarioOutput, StepResult } from "../../src/conformance/session_simulator.ts";
+import { type Scenario, ScenarioSchema } from "../../src/conformance/vector_schema.ts";
 import { checkScenario } from "./support/oracle/checker.ts";
 import { compileSession, sessionArb } from "./support/oracle/generator.ts";
 import { PLANTED_BUGS, runMutant } from "./support/oracle/mutants.ts";
@@ -122,7 +122,7 @@ function session(
   const vector = ScenarioSchema.parse({
     id: "oracle-unit",
     title: "hand-written",
-    refs: ["tests/oracle_test.ts"],
+    refs: ["tests/pi/oracle_test.ts"],
     files,
     steps: steps.map(([s]) => s.op === "read" ? { expect: {}, ...s } : s),
   });
@@ -386,7 +386,7 @@ for (const [port, sessions] of [["reference", 250], ["pi", 150], ["pi-no-events"
 }
 
 Deno.test("oracle: the checked-in scenario vectors give no unsafe answer", async () => {
-  const dir = new URL("../vectors/scenario/", import.meta.url);
+  const dir = new URL("../../vectors/scenario/", import.meta.url);
   for (const f of readdirSync(dir).filter((f) => f.endsWith(".json")).sort()) {
     const vector = ScenarioSchema.parse(JSON.parse(readFileSync(new URL(f, dir), "utf8")));
     const o = await runSession(PORTS.reference, vector);

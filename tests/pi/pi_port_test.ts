@@ -6,11 +6,11 @@ import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "no
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { compareScenario } from "../src/conformance/scenario_compare.ts";
-import { ScenarioSchema } from "../src/conformance/vector_schema.ts";
-import { runScenarioOnPi } from "../scripts/pi_scenario_runner.ts";
+import { compareScenario } from "../../src/conformance/scenario_compare.ts";
+import { ScenarioSchema } from "../../src/conformance/vector_schema.ts";
+import { runScenarioOnPi } from "../../scripts/pi/pi_scenario_runner.ts";
 
-const dir = fileURLToPath(new URL("../vectors/scenario/", import.meta.url));
+const dir = fileURLToPath(new URL("../../vectors/scenario/", import.meta.url));
 const files = readdirSync(dir).filter((f) => f.endsWith(".json")).sort();
 
 for (const events of [true, false]) {

@@ -9,9 +9,9 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createReadToolDefinition, SessionManager } from "@mariozechner/pi-coding-agent";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { createReadcacheExtension } from "../src/adapters/pi/extension.ts";
-import { unifiedDiff } from "../src/core/diff.ts";
-import { FakePiHost } from "../scripts/pi_host.ts";
+import { createReadcacheExtension } from "../../src/adapters/pi/extension.ts";
+import { unifiedDiff } from "../../src/core/diff.ts";
+import { FakePiHost } from "../../scripts/pi/pi_host.ts";
 
 const gc = (globalThis as { gc?: () => void }).gc;
 const cwd = realpathSync(mkdtempSync(join(tmpdir(), "readcache-scale-")));

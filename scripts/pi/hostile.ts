@@ -1,10 +1,10 @@
 // Hostile-machine report for the on-disk object store: builds each situation a checkout, another
 // user or the machine can create (in temporary directories), runs the store against it and
 // prints what happened and how long it took. A measuring and reproduction tool; the pass/fail
-// checks are tests/hostile_store_test.ts (`deno task hostile`).
+// checks are tests/pi/hostile_store_test.ts (`deno task hostile`).
 //
-//   deno run -A scripts/hostile.ts                       this checkout's store
-//   deno run -A scripts/hostile.ts --store <module.ts>   another FsObjectStore module, e.g. an
+//   deno run -A scripts/pi/hostile.ts                       this checkout's store
+//   deno run -A scripts/pi/hostile.ts --store <module.ts>   another FsObjectStore module, e.g. an
 //                                                        older version, to compare before/after
 //
 // Every case runs under a watchdog: a read that blocks on a named pipe is unblocked after 5 s
@@ -23,17 +23,17 @@ import {
 } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { sha256Hex } from "../src/core/hash.ts";
+import { sha256Hex } from "../../src/core/hash.ts";
 
-type StoreModule = typeof import("../src/store/fs_object_store.ts");
+type StoreModule = typeof import("../../src/store/fs_object_store.ts");
 type Store = InstanceType<StoreModule["FsObjectStore"]>;
 
 const storeArg = Deno.args.indexOf("--store");
 const moduleUrl = storeArg >= 0
   ? pathToFileURL(resolve(Deno.args[storeArg + 1])).href
-  : new URL("../src/store/fs_object_store.ts", import.meta.url).href;
+  : new URL("../../src/store/fs_object_store.ts", import.meta.url).href;
 const { FsObjectStore } = (await import(moduleUrl)) as StoreModule;
-const fixture = new URL("../tests/fixtures/hostile_store_child.ts", import.meta.url).pathname;
+const fixture = new URL("../../tests/pi/fixtures/hostile_store_child.ts", import.meta.url).pathname;
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 const WATCHDOG_MS = 5000;
 

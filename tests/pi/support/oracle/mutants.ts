@@ -14,7 +14,7 @@ import { loadPorts, type PortName, PORTS } from "./ports.ts";
 import { runSession } from "./run.ts";
 import { compileSession, sessionArb } from "./generator.ts";
 import fc from "fast-check";
-import type { Scenario } from "../../../src/conformance/vector_schema.ts";
+import type { Scenario } from "../../../../src/conformance/vector_schema.ts";
 import type { UnsafeAnswer } from "./checker.ts";
 
 /** One textual edit of a file of the copy (path relative to the repository root). */
@@ -91,8 +91,14 @@ export const PLANTED_BUGS: PlantedBug[] = [
   },
 ];
 
-/** The repository root (three levels above this file). */
-export const REPO_ROOT: string = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "..");
+/** The repository root (four levels above this file). */
+export const REPO_ROOT: string = join(
+  dirname(fileURLToPath(import.meta.url)),
+  "..",
+  "..",
+  "..",
+  "..",
+);
 
 /** A copy of src/ and scripts/ with a planted bug. */
 export interface Mutant {

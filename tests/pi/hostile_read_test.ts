@@ -6,12 +6,12 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync }
 import { writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { FsObjectStore } from "../src/store/fs_object_store.ts";
-import { BranchKnowledge } from "../src/core/knowledge.ts";
-import { MemoryObjectStore } from "../src/core/object_store.ts";
-import { readRegularFile, serveRead } from "../src/shell/read_service.ts";
-import { FakePiHost, newSession } from "../scripts/pi_host.ts";
-import { createReadcacheExtension } from "../src/adapters/pi/extension.ts";
+import { FsObjectStore } from "../../src/store/fs_object_store.ts";
+import { BranchKnowledge } from "../../src/core/knowledge.ts";
+import { MemoryObjectStore } from "../../src/core/object_store.ts";
+import { readRegularFile, serveRead } from "../../src/shell/read_service.ts";
+import { FakePiHost, newSession } from "../../scripts/pi/pi_host.ts";
+import { createReadcacheExtension } from "../../src/adapters/pi/extension.ts";
 
 function withDirs(fn: (cwd: string, outside: string) => Promise<void>): () => Promise<void> {
   return async () => {

@@ -1,6 +1,6 @@
 // Output-level safety oracle: generates random pi sessions, runs them
 // through a port and checks every cached answer against what the model was
-// shown (tests/support/oracle/). Prints, per port, the shrunk counterexamples
+// shown (tests/pi/support/oracle/). Prints, per port, the shrunk counterexamples
 // as scenario vector JSON and a final line
 // `N sessions, N reads, N cached answers, N unsafe`; exits 1 when any answer
 // is unsafe (2 when a port could not run a generated vector).
@@ -13,8 +13,13 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { loadPorts, PORT_NAMES, type PortName, PORTS } from "../tests/support/oracle/ports.ts";
-import { type OracleResult, runOracle } from "../tests/support/oracle/run.ts";
+import {
+  loadPorts,
+  PORT_NAMES,
+  type PortName,
+  PORTS,
+} from "../../tests/pi/support/oracle/ports.ts";
+import { type OracleResult, runOracle } from "../../tests/pi/support/oracle/run.ts";
 
 const USAGE =
   "usage: deno task oracle [--sessions N] [--seed S] [--port reference|pi|pi-no-events|all] " +

@@ -7,8 +7,8 @@
  * must equal ours for every file x offset/limit combination below.
  */
 import assert from "node:assert/strict";
-import { renderBaselineRead } from "../src/core/baseline.ts";
-import { OffsetBeyondEndError } from "../src/core/errors.ts";
+import { renderBaselineRead } from "../../src/core/baseline.ts";
+import { OffsetBeyondEndError } from "../../src/core/errors.ts";
 import {
   type Call,
   nodeUtf8 as decoder,

@@ -10,9 +10,9 @@ import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { compareScenario } from "../src/conformance/scenario_compare.ts";
-import { listJsonFiles } from "../src/conformance/vector_files.ts";
-import { type Scenario, ScenarioSchema } from "../src/conformance/vector_schema.ts";
+import { compareScenario } from "../../src/conformance/scenario_compare.ts";
+import { listJsonFiles } from "../../src/conformance/vector_files.ts";
+import { type Scenario, ScenarioSchema } from "../../src/conformance/vector_schema.ts";
 import { runScenarioOnPi } from "./pi_scenario_runner.ts";
 
 const args = [...Deno.args];
@@ -46,7 +46,7 @@ if (stdin) {
   Deno.exit(0);
 }
 
-const root = fileURLToPath(new URL("../vectors/", import.meta.url));
+const root = fileURLToPath(new URL("../../vectors/", import.meta.url));
 const targets = args.length > 0 ? args : [join(root, "scenario")];
 let passed = 0;
 let failed = 0;

@@ -2,7 +2,7 @@
 // real file, classify which branch of its output logic it took, and the small
 // file-building helpers the parity tables use.
 import { createReadTool } from "@mariozechner/pi-coding-agent";
-import type { TruncationResult } from "../../src/core/truncate.ts";
+import type { TruncationResult } from "../../../src/core/truncate.ts";
 
 /** One read call's line arguments (absent keys are not sent at all). */
 export interface Call {
