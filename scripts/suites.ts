@@ -36,6 +36,7 @@ async function run(args: string[]): Promise<{ code: number; output: string }> {
   const child = new Deno.Command(Deno.execPath(), {
     args,
     cwd: root,
+    env: { NO_COLOR: "1" }, // plain summary lines to count
     stdout: "piped",
     stderr: "piped",
   }).spawn();
@@ -101,7 +102,7 @@ const suites: [string, string[]][] = [
 for (const [name, args] of suites) {
   console.log(`== ${name} suite`);
   const r = await run(args);
-  const m = [...r.output.replace(/\x1b\[[0-9;]*m/g, "").matchAll(new RegExp(summary, "g"))].at(-1);
+  const m = [...r.output.matchAll(new RegExp(summary, "g"))].at(-1);
   if (m) {
     passed += Number(m[2]);
     failed += Number(m[3]);
