@@ -1,0 +1,197 @@
+// `deno task bench:savings`: bytes the read cache serves against the bytes pi's plain read would
+// serve, on fixed-seed simulated agent workloads, per workload and per mode. Deterministic: the
+// same code gives the same figures on any machine (no timing).
+//
+//   (a) mix: 400 steps over 50 files of 100-800 lines: 60% re-reads, 25% small edits followed by a
+//       re-read, 15% range reads, one compaction
+//   (b) chunked reading of large files: 2,000-line pages, then re-reads of parts
+//   (c) overlapping ranges: 1-100, 50-150, 120-220, ...
+//   (d) write-then-read: the agent writes or edits a file, then reads it
+//   (e) edits inside a range the model holds, then the range again
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { renderBaselineRead } from "../src/core/baseline.ts";
+import type { ReadMode } from "../src/core/meta.ts";
+import { createReadCache, type ReadCache } from "../src/shell/read_cache.ts";
+
+/** A small deterministic PRNG (mulberry32), so every run sees the same workload. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+type Step =
+  | { op: "read"; path: string; offset?: number; limit?: number }
+  | { op: "edit"; path: string; line: number }
+  | { op: "write"; path: string; lines: number }
+  | { op: "forget" };
+
+const source = (name: string, lines: number, salt = 0) =>
+  Array.from(
+    { length: lines },
+    (_, i) =>
+      `// ${name}:${i + 1} ${salt ? `v${salt} ` : ""}const item${i} = compute(${i}, "${name}");`,
+  ).join("\n") + "\n";
+
+interface Workload {
+  name: string;
+  files: Record<string, number>;
+  steps: Step[];
+}
+
+function mix(): Workload {
+  const r = rng(1);
+  const files: Record<string, number> = {};
+  for (let i = 0; i < 50; i++) files[`src/m${i}.ts`] = 100 + Math.floor(r() * 700);
+  const names = Object.keys(files);
+  const steps: Step[] = [];
+  for (let s = 0; s < 400; s++) {
+    if (s === 250) steps.push({ op: "forget" });
+    const path = names[Math.floor(r() * names.length)];
+    const x = r();
+    if (x < 0.6) steps.push({ op: "read", path });
+    else if (x < 0.85) {
+      steps.push({ op: "edit", path, line: 1 + Math.floor(r() * files[path]) });
+      steps.push({ op: "read", path });
+    } else {
+      const offset = 1 + Math.floor(r() * (files[path] - 50));
+      steps.push({ op: "read", path, offset, limit: 50 });
+    }
+  }
+  return { name: "(a) mix", files, steps };
+}
+
+function chunked(): Workload {
+  const files = { "big/a.ts": 6000, "big/b.ts": 4500 };
+  const steps: Step[] = [];
+  for (const [path, n] of Object.entries(files)) {
+    for (let o = 1; o <= n; o += 2000) steps.push({ op: "read", path, offset: o, limit: 2000 });
+  }
+  const r = rng(2);
+  for (let k = 0; k < 30; k++) {
+    const path = k % 2 ? "big/a.ts" : "big/b.ts";
+    const offset = 1 + Math.floor(r() * (files[path] - 300));
+    steps.push({ op: "read", path, offset, limit: 100 + Math.floor(r() * 200) });
+  }
+  return { name: "(b) chunked large files", files, steps };
+}
+
+function overlapping(): Workload {
+  const files = { "src/long.ts": 1500, "src/other.ts": 900 };
+  const steps: Step[] = [];
+  for (const [path, n] of Object.entries(files)) {
+    for (let s = 1; s + 100 <= n; s += 70) steps.push({ op: "read", path, offset: s, limit: 100 });
+    for (let s = 1; s + 100 <= n; s += 130) steps.push({ op: "read", path, offset: s, limit: 100 });
+  }
+  return { name: "(c) overlapping ranges", files, steps };
+}
+
+function writeThenRead(): Workload {
+  const r = rng(4);
+  const files: Record<string, number> = {};
+  for (let i = 0; i < 20; i++) files[`src/w${i}.ts`] = 80 + Math.floor(r() * 300);
+  const steps: Step[] = [];
+  for (let k = 0; k < 60; k++) {
+    const path = `src/w${Math.floor(r() * 20)}.ts`;
+    if (r() < 0.5) steps.push({ op: "write", path, lines: 80 + Math.floor(r() * 300) });
+    else steps.push({ op: "edit", path, line: 1 + Math.floor(r() * 80) });
+    steps.push({ op: "read", path });
+  }
+  return { name: "(d) write-then-read", files, steps };
+}
+
+function editsInRange(): Workload {
+  const r = rng(5);
+  const files: Record<string, number> = {};
+  for (let i = 0; i < 10; i++) files[`src/e${i}.ts`] = 3000;
+  const steps: Step[] = [];
+  for (let k = 0; k < 40; k++) {
+    const path = `src/e${Math.floor(r() * 10)}.ts`;
+    const offset = 1 + Math.floor(r() * 2500);
+    steps.push({ op: "read", path, offset, limit: 200 });
+    steps.push({ op: "edit", path, line: offset + 20 + Math.floor(r() * 150) });
+    steps.push({ op: "read", path, offset, limit: 200 });
+  }
+  return { name: "(e) edits inside a held range", files, steps };
+}
+
+interface Tally {
+  served: number;
+  plain: number;
+  byMode: Map<string, { reads: number; served: number; plain: number }>;
+}
+
+async function run(w: Workload): Promise<Tally> {
+  const cwd = mkdtempSync(join(tmpdir(), "readcache-savings-"));
+  const enc = new TextEncoder();
+  try {
+    for (const [path, n] of Object.entries(w.files)) {
+      Deno.mkdirSync(join(cwd, path, ".."), { recursive: true });
+      writeFileSync(join(cwd, path), source(path, n));
+    }
+    const cache: ReadCache = createReadCache({ cwd, home: cwd, store: "memory" });
+    const t: Tally = { served: 0, plain: 0, byMode: new Map() };
+    let salt = 1;
+    for (const s of w.steps) {
+      if (s.op === "forget") cache.forget();
+      else if (s.op === "write") writeFileSync(join(cwd, s.path), source(s.path, s.lines, salt++));
+      else if (s.op === "edit") {
+        const lines = readFileSync(join(cwd, s.path), "utf8").split("\n");
+        const i = Math.min(s.line, lines.length - 1) - 1;
+        lines[i] = `${lines[i]} // edited ${salt++}`;
+        writeFileSync(join(cwd, s.path), lines.join("\n"));
+      } else {
+        const req = { path: s.path, offset: s.offset, limit: s.limit };
+        const res = await cache.read(req);
+        const plain = renderBaselineRead({
+          text: readFileSync(join(cwd, s.path), "utf8"),
+          displayPath: s.path,
+          offset: s.offset,
+          limit: s.limit,
+        }).text;
+        const served = enc.encode(res.text).length;
+        const p = enc.encode(plain).length;
+        t.served += served;
+        t.plain += p;
+        const mode: ReadMode | "plain" = res.mode ?? "plain";
+        const m = t.byMode.get(mode) ?? { reads: 0, served: 0, plain: 0 };
+        m.reads++;
+        m.served += served;
+        m.plain += p;
+        t.byMode.set(mode, m);
+      }
+    }
+    return t;
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+}
+
+const pct = (a: number, b: number) => `${(100 * a / b).toFixed(1)}%`;
+console.log("| workload | reads | plain bytes | served bytes | served / plain |");
+console.log("|---|---|---|---|---|");
+const results: [string, Tally][] = [];
+for (const w of [mix(), chunked(), overlapping(), writeThenRead(), editsInRange()]) {
+  const t = await run(w);
+  results.push([w.name, t]);
+  const reads = [...t.byMode.values()].reduce((n, m) => n + m.reads, 0);
+  console.log(`| ${w.name} | ${reads} | ${t.plain} | ${t.served} | ${pct(t.served, t.plain)} |`);
+}
+const be = results.slice(1);
+const beServed = be.reduce((n, [, t]) => n + t.served, 0);
+const bePlain = be.reduce((n, [, t]) => n + t.plain, 0);
+console.log(`| (b)-(e) together | | ${bePlain} | ${beServed} | ${pct(beServed, bePlain)} |`);
+console.log("\n| workload | mode | reads | served bytes | plain bytes |");
+console.log("|---|---|---|---|---|");
+for (const [name, t] of results) {
+  for (const [mode, m] of [...t.byMode].sort()) {
+    console.log(`| ${name} | ${mode} | ${m.reads} | ${m.served} | ${m.plain} |`);
+  }
+}
