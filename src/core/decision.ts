@@ -23,7 +23,13 @@ import { DEFAULT_SENSITIVE_PATTERNS, isSensitivePath } from "./sensitive.ts";
 import type { FileKnowledge } from "./knowledge.ts";
 import { type ScopeTrust, selectBase } from "./trust.ts";
 import { truncateHead, type TruncationResult } from "./truncate.ts";
-import { newestViewConflict, newestViewNeeds, TO_END, type ViewQuery } from "./view.ts";
+import {
+  newestViewConflict,
+  newestViewNeeds,
+  TO_END,
+  type ViewQuery,
+  viewsCoverWith,
+} from "./view.ts";
 
 /**
  * Tunables of the decision. Every field has a default.
@@ -130,6 +136,7 @@ export type DecisionReason =
   | "newer_view_differs"
   | "name_not_seen"
   | "range_slice_unchanged"
+  | "interval_covered"
   | "range_slice_changed"
   | "diff_too_large_file"
   | "diff_not_useful"
@@ -328,6 +335,45 @@ function lineSlice(text: string, start: number, end: number): string[] | undefin
  * ```
  */
 export function decidePlan(
+  plan: ReadPlan,
+  objects: ReadonlyMap<string, Uint8Array | undefined>,
+): ReadDecision {
+  const d = decideFromBase(plan, objects);
+  // Interval coverage (SPEC §5.7): a range the model's newest views already show, with exactly
+  // the current content, is unchanged even when no single earlier read covers it.
+  const state = plans.get(plan)!;
+  const meta = d.details.readcache;
+  if (
+    state.prep.kind === "ok" && !plan.input.bypass && meta !== undefined &&
+    (d.mode === "full" || d.mode === "baseline_fallback") && meta.scopeKey !== FULL_SCOPE &&
+    viewsCoverWith(
+      meta.servedHash,
+      meta.rangeStart,
+      meta.rangeEnd,
+      plan.input.knowledge.keyViews,
+      plan.input.knowledge.nameViews,
+    )
+  ) {
+    const text = unchangedRangeMarker(meta.rangeStart, meta.rangeEnd, meta.totalLines);
+    return {
+      mode: "unchanged_range",
+      text,
+      details: {
+        readcache: {
+          ...meta,
+          mode: "unchanged_range",
+          baseHash: meta.servedHash,
+          bytes: encoder.encode(text).length,
+        },
+      },
+      store: d.store,
+      reason: "interval_covered",
+    };
+  }
+  return d;
+}
+
+function decideFromBase(
   plan: ReadPlan,
   objects: ReadonlyMap<string, Uint8Array | undefined>,
 ): ReadDecision {

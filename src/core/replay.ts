@@ -27,7 +27,14 @@ import {
   type ScopeTrust,
   type TrustState,
 } from "./trust.ts";
-import { addView, type LineView, TO_END, viewLinesOf, viewsHoldBase } from "./view.ts";
+import {
+  addView,
+  type LineView,
+  TO_END,
+  viewLinesOf,
+  viewsCoverWith,
+  viewsHoldBase,
+} from "./view.ts";
 
 /**
  * The tool call a read result answers, resolved by the shell (SPEC §3) from
@@ -281,12 +288,24 @@ export function applyReadEvent(
   if (meta !== undefined && (call === undefined || metaMatchesCall(meta, call))) {
     const name = call?.name ?? meta.pathKey;
     const before = sink.trust(meta.pathKey);
-    const r = pathTrustAfterRead(before, meta, seq);
+    let r = pathTrustAfterRead(before, meta, seq);
+    // Interval coverage (SPEC §5.7): an unchanged range whose base is its own content, shown by
+    // the newest views under the identity and the name, sets its slot like an anchor.
+    const covered = r.outcome === "ignored" && meta.mode === "unchanged_range" &&
+      meta.baseHash === meta.servedHash &&
+      viewsCoverWith(
+        meta.servedHash,
+        meta.rangeStart,
+        meta.rangeEnd,
+        sink.keyViews(meta.pathKey),
+        sink.nameViews(name),
+      );
+    if (covered) r = pathTrustAfterRead(before, { ...meta, mode: "full" }, seq);
     // A derived answer is held only if its base was the model's newest view (SPEC §5.5):
     // otherwise (e.g. its base was an in-flight read that never reached the session) its lines
     // are unknown.
     const held = r.outcome === "applied" &&
-      (isAnchorMode(meta.mode) || derivedBaseHeld(sink, before, meta, name));
+      (isAnchorMode(meta.mode) || covered || derivedBaseHeld(sink, before, meta, name));
     if (held) sink.setTrust(meta.pathKey, r.trust);
     const view: LineView = { seq, ...viewLinesOf(meta), hash: held ? meta.servedHash : null };
     sink.addKeyView(meta.pathKey, view);
@@ -491,9 +510,9 @@ export function requestKey(pathKey: string, offset?: number, limit?: number): st
 
 /**
  * Applies an invalidation (SPEC §5.3): `full` drops every trust slot of the
- * file; a range drops that range slot and marks those lines unknown in the
- * model's view, so no older base vouches for them until a read shows them
- * again. `seq` is the sequence number the next read would take.
+ * file; a range drops that range slot. Either marks its lines unknown in the
+ * model's view, so no older base or view vouches for them until a read shows
+ * them again. `seq` is the sequence number the next read would take.
  *
  * @example
  * ```ts ignore
@@ -507,14 +526,10 @@ export function applyInvalidationEvent(
 ): void {
   sink.setTrust(inv.pathKey, pathTrustAfterInvalidation(sink.trust(inv.pathKey), inv.scopeKey));
   const scope = parseScopeKey(inv.scopeKey);
-  if (scope !== undefined && scope !== FULL_SCOPE) {
-    sink.addKeyView(inv.pathKey, {
-      seq: seq - 0.5,
-      start: scope.start,
-      end: scope.end,
-      hash: null,
-    });
-  }
+  const lines = scope === FULL_SCOPE || scope === undefined
+    ? { start: 1, end: TO_END }
+    : { start: scope.start, end: scope.end };
+  sink.addKeyView(inv.pathKey, { seq: seq - 0.5, ...lines, hash: null });
 }
 
 /**

@@ -263,3 +263,39 @@ export function viewsHoldBase(q: ViewQuery): boolean {
   return pieces.every((p) => p.hash === q.base.hash) &&
     overlaps(uncoveredName, q.start, q.end).length === 0;
 }
+
+/**
+ * Interval coverage (SPEC §5.7): true when lines `start..end` are each covered
+ * by the model's newest view under the file's identity AND under the name,
+ * and every one of those newest views shows content with hash `hash` — for
+ * example two earlier reads of lines 1-100 and 101-200 of an unchanged file
+ * cover a request for lines 50-150. Hashes only: different content with equal
+ * lines does not count.
+ *
+ * @example
+ * ```ts
+ * import { viewsCoverWith } from "@readcache/core";
+ * const seen = [{ seq: 1, start: 1, end: 100, hash: "A" }, { seq: 2, start: 101, end: 200, hash: "A" }];
+ * viewsCoverWith("A", 50, 150, seen, seen); // true
+ * viewsCoverWith("A", 50, 250, seen, seen); // false
+ * ```
+ */
+export function viewsCoverWith(
+  hash: string,
+  start: number,
+  end: number,
+  keyViews: readonly LineView[],
+  nameViews: readonly LineView[],
+): boolean {
+  for (const views of [keyViews, nameViews]) {
+    let open: Interval[] = [[start, end]];
+    for (let i = views.length - 1; i >= 0 && open.length > 0; i--) {
+      const v = views[i];
+      if (overlaps(open, v.start, v.end).length === 0) continue;
+      if (v.hash !== hash) return false;
+      open = subtract(open, v.start, v.end);
+    }
+    if (open.length > 0) return false;
+  }
+  return true;
+}

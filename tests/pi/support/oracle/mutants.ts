@@ -82,6 +82,13 @@ export const PLANTED_BUGS: PlantedBug[] = [
       `  const end = Math.min(totalLines, input.limit ? start + input.limit - 1 : totalLines);`,
   },
   {
+    name: "interval-coverage-ignores-content",
+    ports: ["reference", "pi"],
+    file: "src/core/view.ts",
+    find: `      if (v.hash !== hash) return false;\n`,
+    replace: ``,
+  },
+  {
     name: "overlay-never-dropped",
     ports: ["reference", "pi"],
     file: "src/core/knowledge.ts",
