@@ -12,6 +12,7 @@ import { unifiedDiff } from "./diff.ts";
 import { sha256Hex } from "./hash.ts";
 import {
   diffHeader,
+  rangeDiffHeader,
   unchangedMarker,
   unchangedRangeElsewhereMarker,
   unchangedRangeMarker,
@@ -141,7 +142,8 @@ export type DecisionReason =
   | "diff_too_large_file"
   | "diff_not_useful"
   | "diff_payload_truncated"
-  | "diff_emitted";
+  | "diff_emitted"
+  | "range_diff_emitted";
 
 /**
  * What the model gets, and what the shell must do next.
@@ -458,6 +460,28 @@ function decideFromBase(
         base.hash,
         undefined,
       );
+    }
+    // Range diff (SPEC §8.2): the model holds the base's lines start..end (§5.5 checked them);
+    // a diff of that slice, in file line numbers, when it is much smaller than the slice.
+    if (before && now) {
+      const diff = unifiedDiff(
+        before.join("\n") + "\n",
+        now.join("\n") + "\n",
+        input.displayPath,
+        p.start - 1,
+      );
+      const payload = `${
+        rangeDiffHeader(diff.changedLines, p.start, p.end, p.totalLines)
+      }\n${diff.text}`;
+      if (
+        diff.hunks > 0 &&
+        encoder.encode(payload).length <
+          cfg.maxDiffBytesRatio * encoder.encode(p.baseline.text).length &&
+        countLines(payload) <= cfg.maxDiffLinesRatio * (p.end - p.start + 1) &&
+        !truncateHead(payload).truncated
+      ) {
+        return serve("diff", payload, "range_diff_emitted", base.hash, undefined);
+      }
     }
     return baseline("baseline_fallback", "range_slice_changed", base.hash);
   }

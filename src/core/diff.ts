@@ -44,14 +44,23 @@ function range(start: number, count: number): string {
  * // "--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n x\n-y\n+z"
  * ```
  */
-export function unifiedDiff(base: string, current: string, displayPath: string): UnifiedDiff {
+export function unifiedDiff(
+  base: string,
+  current: string,
+  displayPath: string,
+  lineOffset = 0,
+): UnifiedDiff {
   const patch = structuredPatch(`a/${displayPath}`, `b/${displayPath}`, base, current, "", "", {
     context: 3,
   });
   const out = [`--- a/${displayPath}`, `+++ b/${displayPath}`];
   let changed = 0;
   for (const h of patch.hunks) {
-    out.push(`@@ -${range(h.oldStart, h.oldLines)} +${range(h.newStart, h.newLines)} @@`);
+    out.push(
+      `@@ -${range(h.oldStart + lineOffset, h.oldLines)} +${
+        range(h.newStart + lineOffset, h.newLines)
+      } @@`,
+    );
     for (const line of h.lines) {
       if (line.startsWith("+") || line.startsWith("-")) changed++;
       out.push(line);

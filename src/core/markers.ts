@@ -58,3 +58,22 @@ export function unchangedRangeElsewhereMarker(start: number, end: number): strin
 export function diffHeader(changedLines: number, totalLines: number): string {
   return `[readcache: ${changedLines} lines changed of ${totalLines}]`;
 }
+
+/**
+ * Header line of a range diff payload (SPEC §8.2): the lines `start..end` the
+ * model holds changed; the hunks that follow use line numbers of the file.
+ *
+ * @example
+ * ```ts
+ * import { rangeDiffHeader } from "@readcache/core";
+ * rangeDiffHeader(2, 50, 250, 3001); // "[readcache: 2 lines changed in lines 50-250 of 3001]"
+ * ```
+ */
+export function rangeDiffHeader(
+  changedLines: number,
+  start: number,
+  end: number,
+  totalLines: number,
+): string {
+  return `[readcache: ${changedLines} lines changed in lines ${start}-${end} of ${totalLines}]`;
+}

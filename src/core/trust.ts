@@ -120,11 +120,15 @@ export function pathTrustAfterRead(
           full.hash === B && H === B
         ? set()
         : ignore;
-    case "diff":
-      return S === FULL_SCOPE && B !== undefined && B !== "" && full !== undefined &&
-          full.hash === B
+    case "diff": {
+      if (B === undefined || B === "") return ignore;
+      if (S === FULL_SCOPE) return full !== undefined && full.hash === B ? set() : ignore;
+      // a range diff (SPEC §8.2): like unchanged_range, the range or the full slot held the base
+      const exact = getScope(current, S);
+      return (exact !== undefined && exact.hash === B) || (full !== undefined && full.hash === B)
         ? set()
         : ignore;
+    }
     case "unchanged_range": {
       if (S === FULL_SCOPE || B === undefined || B === "") return ignore;
       const exact = getScope(current, S);

@@ -41,7 +41,14 @@ import type { Scenario } from "../../../../src/conformance/vector_schema.ts";
 import { type FileText, FsModel, type ResolvedRead, resolveRead } from "./fs_model.ts";
 import { applyHunks, type CachedAnswer, changedLines, parseCached, parseShown } from "./parse.ts";
 import { SessionTree } from "./session_model.ts";
-import { type Effect, firstMismatch, foldView, type View, viewText } from "./view.ts";
+import {
+  applyRangeDiff,
+  type Effect,
+  firstMismatch,
+  foldView,
+  type View,
+  viewText,
+} from "./view.ts";
 
 /** Modes whose output relies on content already in the model's context. */
 export const CACHED_MODES: readonly string[] = ["unchanged", "unchanged_range", "diff"];
@@ -115,6 +122,8 @@ function checkCached(
 ): Verdict {
   const effect: Effect = ans.kind === "diff"
     ? { kind: "diff", hunks: ans.hunks, total: ans.total }
+    : ans.kind === "range_diff"
+    ? { kind: "range_diff", start: ans.start, end: ans.end, hunks: ans.hunks }
     : ans.kind === "unchanged"
     ? { kind: "unchanged", total: ans.total }
     : { kind: "unchanged_range", start: ans.start, end: ans.end };
@@ -143,6 +152,36 @@ function checkCached(
       }
       const m = firstMismatch(view, cur.lines, ans.start, ans.end);
       return m === undefined ? { effect } : fail(staleKind(seen, m), m);
+    }
+    case "range_diff": {
+      if (ans.total !== total) {
+        return fail("count", `diff header says ${ans.total} lines, the file has ${total}`);
+      }
+      if (ans.start < 1 || ans.end < ans.start || ans.end > total) {
+        return fail(
+          "count",
+          `lines ${ans.start}-${ans.end} are not a range of a ${total}-line file`,
+        );
+      }
+      const n = changedLines(ans.hunks);
+      if (ans.changed !== n) {
+        return fail("count", `diff header says ${ans.changed} lines changed, the diff has ${n}`);
+      }
+      const r = applyRangeDiff(view, ans.start, ans.end, ans.hunks);
+      if (r === undefined || "error" in r) {
+        return fail(seen ? "does-not-apply" : "no-view", r?.error ?? "does not apply");
+      }
+      const want = cur.lines.slice(ans.start - 1, ans.end);
+      const i = r.lines.findIndex((l, k) => l !== want[k]);
+      if (i !== -1 || r.lines.length !== want.length) {
+        return fail(
+          "wrong-result",
+          `applied to lines ${ans.start}-${ans.end} of the model's view the diff gives ${
+            JSON.stringify(r.lines[i])
+          } at line ${ans.start + i}, the file has ${JSON.stringify(want[i])}`,
+        );
+      }
+      return { effect };
     }
     case "diff": {
       if (ans.total !== total) {

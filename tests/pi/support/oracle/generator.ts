@@ -392,7 +392,7 @@ const filesArb: fc.Arbitrary<FilesSpec> = fc.record({
   count: fc.integer({ min: 1, max: 3 }),
   small: fc.array(
     fc.record({
-      lines: fc.integer({ min: 5, max: 40 }),
+      lines: fc.integer({ min: 5, max: 120 }),
       eol: fc.nat({ max: 4 }).map((n) => n !== 0),
     }),
     { minLength: 3, maxLength: 3 },

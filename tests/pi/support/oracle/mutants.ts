@@ -89,6 +89,13 @@ export const PLANTED_BUGS: PlantedBug[] = [
     replace: ``,
   },
   {
+    name: "range-diff-slice-line-numbers",
+    ports: ["reference", "pi"],
+    file: "src/core/decision.ts",
+    find: `        p.start - 1,\n`,
+    replace: `        0,\n`,
+  },
+  {
     name: "overlay-never-dropped",
     ports: ["reference", "pi"],
     file: "src/core/knowledge.ts",

@@ -91,13 +91,22 @@ export type CachedAnswer =
   | { kind: "unchanged"; total: number }
   | { kind: "unchanged_range"; start: number; end: number; total: number }
   | { kind: "unchanged_outside"; start: number; end: number }
-  | { kind: "diff"; changed: number; total: number; hunks: Hunk[] };
+  | { kind: "diff"; changed: number; total: number; hunks: Hunk[] }
+  | {
+    kind: "range_diff";
+    changed: number;
+    start: number;
+    end: number;
+    total: number;
+    hunks: Hunk[];
+  };
 
 const UNCHANGED = /^\[readcache: unchanged, (\d+) lines\]$/;
 const UNCHANGED_RANGE = /^\[readcache: unchanged in lines (\d+)-(\d+) of (\d+)\]$/;
 const UNCHANGED_OUTSIDE =
   /^\[readcache: unchanged in lines (\d+)-(\d+); changes exist outside this range\]$/;
 const DIFF_HEADER = /^\[readcache: (\d+) lines changed of (\d+)\]$/;
+const RANGE_DIFF_HEADER = /^\[readcache: (\d+) lines changed in lines (\d+)-(\d+) of (\d+)\]$/;
 const HUNK_HEADER = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@$/;
 
 /** Parses a unified diff body (`--- a/..`, `+++ b/..`, hunks). */
@@ -152,6 +161,19 @@ export function parseCached(text: string): CachedAnswer | undefined {
   if (m) return { kind: "unchanged_outside", start: Number(m[1]), end: Number(m[2]) };
   const nl = text.indexOf("\n");
   if (nl < 0) return undefined;
+  const r = RANGE_DIFF_HEADER.exec(text.slice(0, nl));
+  if (r) {
+    const hunks = parseUnifiedDiff(text.slice(nl + 1).split("\n"));
+    if (hunks === undefined) return undefined;
+    return {
+      kind: "range_diff",
+      changed: Number(r[1]),
+      start: Number(r[2]),
+      end: Number(r[3]),
+      total: Number(r[4]),
+      hunks,
+    };
+  }
   m = DIFF_HEADER.exec(text.slice(0, nl));
   if (!m) return undefined;
   const hunks = parseUnifiedDiff(text.slice(nl + 1).split("\n"));

@@ -31,7 +31,8 @@ export type Effect =
   }
   | { kind: "unchanged"; total: number }
   | { kind: "unchanged_range"; start: number; end: number }
-  | { kind: "diff"; hunks: Hunk[]; total: number };
+  | { kind: "diff"; hunks: Hunk[]; total: number }
+  | { kind: "range_diff"; start: number; end: number; hunks: Hunk[] };
 
 /** An empty view (the model holds nothing of the file). */
 export function emptyView(): View {
@@ -81,6 +82,14 @@ export function applyEffect(v: View, e: Effect): View {
       return v;
     case "unchanged_range":
       return v;
+    case "range_diff": {
+      const r = applyRangeDiff(v, e.start, e.end, e.hunks);
+      for (let i = e.start; i <= e.end; i++) v.lines.delete(i);
+      if (r !== undefined && !("error" in r)) {
+        r.lines.forEach((l, i) => v.lines.set(e.start + i, l));
+      }
+      return v;
+    }
     case "diff": {
       const base = viewText(v);
       const r = base === undefined ? undefined : applyHunks(base, e.hunks);
@@ -121,4 +130,33 @@ export function firstMismatch(
     }
   }
   return undefined;
+}
+
+/**
+ * Applies a range diff (SPEC §8.2: hunks in file line numbers over lines
+ * `start..end`) to the view's lines `start..end`; every one of them must be
+ * known. Returns the new lines, or why it does not apply.
+ */
+export function applyRangeDiff(
+  v: View,
+  start: number,
+  end: number,
+  hunks: Hunk[],
+): { lines: string[] } | { error: string } | undefined {
+  const held: string[] = [];
+  for (let i = start; i <= end; i++) {
+    const l = v.lines.get(i);
+    if (l === undefined) return { error: `line ${i} is unknown to the model` };
+    held.push(l);
+  }
+  const shifted = hunks.map((h) => ({
+    ...h,
+    oldStart: h.oldStart - (start - 1),
+    newStart: h.newStart - (start - 1),
+  }));
+  const r = applyHunks(held.join("\n") + "\n", shifted);
+  if ("error" in r) return r;
+  const lines = textLines(r.text);
+  lines.pop(); // the slice ends with a line terminator
+  return { lines };
 }
