@@ -37,10 +37,10 @@ import {
 import type { ReadRequest } from "../../core/range.ts";
 import { resolveCall, resolveInvalidation, serveRead } from "../../shell/read_service.ts";
 import { parseRefreshArgs } from "../../core/refresh.ts";
-import { branchStatus, formatBranchStatus } from "../../core/status.ts";
+import { formatStatusReport, heldParts, type StatusReport, tallyReads } from "../../core/status.ts";
 import type { TruncationResult } from "../../core/truncate.ts";
 import { FsObjectStore } from "../../store/fs_object_store.ts";
-import { PiBranchConverter, piBranchToReplay, type PiEntryLike } from "./branch.ts";
+import { PiBranchConverter, type PiEntryLike } from "./branch.ts";
 
 export type {
   DecisionConfig,
@@ -553,17 +553,28 @@ export function createReadcacheExtension(
       description:
         "Show what the read cache holds for the active branch (read-only: writes nothing)",
       handler: async (_args: string, ctx: PiContextLike): Promise<void> => {
-        const status = branchStatus(
-          piBranchToReplay(ctx.sessionManager.getBranch()),
-          rt.inFlight(ctx),
-        );
-        let store;
+        // the same plain words as `readcache status` (cli/status.ts), without the next reads
+        const deps = { cwd: ctx.cwd, home: home() };
+        const branch = new PiBranchConverter((args) => resolveCall(args, deps))
+          .branch(ctx.sessionManager.getBranch());
+        const s = storeFor(ctx.cwd);
+        const path = s instanceof FsObjectStore ? s.root : "(the store passed in the options)";
+        let store: StatusReport["store"];
         try {
-          store = await storeFor(ctx.cwd).stats();
+          store = { path, ...(await s.stats()) };
         } catch (e) {
-          store = `unavailable (${e instanceof Error ? e.message : String(e)})`;
+          store = { path, error: `unavailable (${e instanceof Error ? e.message : String(e)})` };
         }
-        ctx.ui.notify(formatBranchStatus(status, store), "info");
+        const report: StatusReport = {
+          cwd: ctx.cwd,
+          branchEntries: branch.length,
+          compactions: branch.filter((e) => e.kind === "compaction").length,
+          held: heldParts(branch),
+          inFlight: rt.inFlight(ctx).length,
+          branch: tallyReads(branch),
+          store,
+        };
+        ctx.ui.notify(formatStatusReport(report), "info");
       },
     });
 

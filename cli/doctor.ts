@@ -1,0 +1,310 @@
+/**
+ * `readcache doctor [--cwd DIR]`: checks the object store of a project and
+ * changes nothing. Every object is re-hashed; file types, permissions and
+ * sizes are checked; temporary leftovers and objects no session of the
+ * project refers to are counted; each problem is printed with its fix. Exit
+ * code 1 when there is a problem (damaged, unreadable, not a regular file,
+ * too large, readable by others, or a store pi cannot use).
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { bytesInWords } from "../src/core/status.ts";
+import { FsObjectStore } from "../src/store/fs_object_store.ts";
+import {
+  EXIT_OK,
+  EXIT_PROBLEM,
+  plural,
+  printJson,
+  Progress,
+  progressCallback,
+  stdoutStyle,
+} from "./support/output.ts";
+import { objectReferences, projectDir, sessionsOf } from "./support/sessions.ts";
+import {
+  checkObject,
+  listStoreDir,
+  OBJECT_NAME,
+  shellQuote,
+  STALE_TMP_MS,
+  type StoreEntry,
+  TMP_NAME,
+  unsafeStoreDir,
+} from "./support/store_scan.ts";
+
+/**
+ * Options of {@linkcode doctorCommand}.
+ *
+ * @example
+ * ```ts
+ * import type { DoctorOptions } from "./doctor.ts";
+ * const o: DoctorOptions = { cwd: "/work/app", json: true };
+ * ```
+ */
+export interface DoctorOptions {
+  /** The project directory (default: the current directory). */
+  cwd?: string;
+  /** Where pi keeps sessions, when not in its default place. */
+  sessions?: string;
+  /** Print JSON. */
+  json?: boolean;
+}
+
+/**
+ * One thing found: a `problem` (exit code 1) or a `note` (something
+ * `readcache gc` can free, or that needs no action).
+ *
+ * @example
+ * ```ts
+ * import type { Finding } from "./doctor.ts";
+ * const f: Finding = { severity: "problem", path: "/w/.pi/readcache/objects/x", what: "is damaged",
+ *   fix: "rm /w/.pi/readcache/objects/x" };
+ * ```
+ */
+export interface Finding {
+  /** `problem` or `note`. */
+  severity: "problem" | "note";
+  /** The path concerned. */
+  path: string;
+  /** What is wrong, in words. */
+  what: string;
+  /** What to do. */
+  fix: string;
+}
+
+const octal = (mode: number) => mode.toString(8).padStart(4, "0");
+
+/**
+ * Runs `readcache doctor`; returns the exit code.
+ *
+ * @example
+ * ```ts ignore
+ * const code = await doctorCommand({ cwd: "/work/app" });
+ * ```
+ */
+export async function doctorCommand(options: DoctorOptions): Promise<number> {
+  const cwd = await projectDir(options.cwd, Deno.cwd());
+  const store = FsObjectStore.forCwd(cwd);
+  const root = store.root;
+  const objectsDir = join(root, "objects");
+  const tmpDir = join(root, "tmp");
+  const findings: Finding[] = [];
+  const problem = (path: string, what: string, fix: string) =>
+    findings.push({ severity: "problem", path, what, fix });
+  const note = (path: string, what: string, fix: string) =>
+    findings.push({ severity: "note", path, what, fix });
+
+  const health = await store.health();
+  if (!health.ok) problem(health.path, health.what, health.fix);
+  const unsafe = await unsafeStoreDir(cwd);
+  let exists = false;
+  const objects = { count: 0, bytes: 0, intact: 0 };
+  const referenced = { count: 0, bytes: 0 };
+  const unreferenced = { count: 0, bytes: 0, paths: [] as string[] };
+  const tmp = { stale: 0, recent: 0, bytes: 0 };
+  let sessionInfo = { dir: "", files: 0, skipped: 0 };
+
+  if (unsafe === undefined) {
+    try {
+      exists = (await Deno.lstat(root)).isDirectory;
+    } catch {
+      exists = false;
+    }
+  }
+  if (exists) {
+    for (const dir of [root, objectsDir, tmpDir]) {
+      let st: Deno.FileInfo;
+      try {
+        st = await Deno.lstat(dir);
+      } catch {
+        continue;
+      }
+      const mode = (st.mode ?? 0) & 0o777;
+      if ((mode & 0o077) !== 0) {
+        problem(
+          dir,
+          `can be read by other users (mode ${octal(mode)}); the store keeps copies of your files`,
+          `chmod 700 ${shellQuote(dir)}`,
+        );
+      }
+    }
+
+    const seen = new Map<string, StoreEntry>();
+    const entries = await listStoreDir(objectsDir) ?? [];
+    const progress = new Progress("objects re-hashed", entries.length);
+    for (const e of entries) {
+      progress.tick();
+      const m = OBJECT_NAME.exec(e.name);
+      if (m === null) {
+        note(
+          e.path,
+          `is not a file the read cache wrote (${e.type}); the read cache ignores it`,
+          `move it out of ${shellQuote(objectsDir)}`,
+        );
+        continue;
+      }
+      if (e.type !== "file") {
+        const to = e.linkTarget === undefined ? "" : ` (to ${e.linkTarget})`;
+        problem(
+          e.path,
+          `is a ${e.type}${to}, not a regular file; the read cache never opens it, so that ` +
+            "file is sent in full",
+          `rm ${shellQuote(e.path)}`,
+        );
+        continue;
+      }
+      objects.count++;
+      objects.bytes += e.size;
+      seen.set(m[1], e);
+      if ((e.mode & 0o077) !== 0) {
+        problem(
+          e.path,
+          `can be read by other users (mode ${octal(e.mode)}); the store writes its copies 0600`,
+          `chmod 600 ${shellQuote(e.path)}`,
+        );
+      }
+      const check = await checkObject(e.path, m[1], store.maxObjectBytes);
+      switch (check.state) {
+        case "intact":
+          objects.intact++;
+          break;
+        case "damaged":
+          problem(
+            e.path,
+            "is damaged: its content does not match its name, so it is never used and that " +
+              "file is sent in full",
+            `rm ${shellQuote(e.path)}   (or readcache gc, which removes damaged copies)`,
+          );
+          break;
+        case "too_large":
+          problem(
+            e.path,
+            `is larger than ${bytesInWords(store.maxObjectBytes)}, the most the store loads`,
+            `rm ${shellQuote(e.path)}`,
+          );
+          break;
+        case "not_a_file":
+          problem(e.path, "is not a regular file", `rm ${shellQuote(e.path)}`);
+          break;
+        case "unreadable":
+          problem(
+            e.path,
+            `cannot be read (${check.why}), so that file is sent in full`,
+            `chmod 600 ${shellQuote(e.path)}, or rm ${shellQuote(e.path)}`,
+          );
+      }
+    }
+    progress.done();
+
+    const found = await sessionsOf(cwd, options.sessions, progressCallback("session files read"));
+    sessionInfo = { dir: found.dir, files: found.files.length, skipped: found.skipped };
+    const refs = new Map<string, number>();
+    for (const s of found.files) objectReferences(s.entries, s.mtimeMs, refs);
+    for (const [hash, e] of seen) {
+      if (refs.has(hash)) {
+        referenced.count++;
+        referenced.bytes += e.size;
+      } else {
+        unreferenced.count++;
+        unreferenced.bytes += e.size;
+        unreferenced.paths.push(e.path);
+      }
+    }
+    if (unreferenced.count > 0) {
+      note(
+        objectsDir,
+        `${plural(unreferenced.count, "stored copy", "stored copies")} (${
+          bytesInWords(unreferenced.bytes)
+        }) no pi session of this project refers to`,
+        "readcache gc   (readcache gc --dry-run shows what it would remove)",
+      );
+    }
+
+    const now = Date.now();
+    for (const e of await listStoreDir(tmpDir) ?? []) {
+      if (e.type === "file" && TMP_NAME.test(e.name)) {
+        if (now - e.mtimeMs > STALE_TMP_MS) {
+          tmp.stale++;
+          tmp.bytes += e.size;
+        } else tmp.recent++;
+      } else {
+        note(
+          e.path,
+          `is not a temporary file of the read cache (${e.type}); the read cache ignores it`,
+          `move it out of ${shellQuote(tmpDir)}`,
+        );
+      }
+    }
+    if (tmp.stale > 0) {
+      note(
+        tmpDir,
+        `${plural(tmp.stale, "temporary file")} (${
+          bytesInWords(tmp.bytes)
+        }) left by interrupted writes`,
+        "readcache gc   (pi also removes them on its next write)",
+      );
+    }
+  }
+
+  const problems = findings.filter((f) => f.severity === "problem");
+  const notes = findings.filter((f) => f.severity === "note");
+  if (options.json) {
+    printJson({
+      cwd,
+      store: {
+        path: root,
+        exists,
+        usable: health.ok,
+        unsafeDirectory: unsafe ?? null,
+      },
+      objects,
+      referenced,
+      unreferenced,
+      tmp,
+      sessions: sessionInfo,
+      problems,
+      notes,
+    });
+    return problems.length > 0 ? EXIT_PROBLEM : EXIT_OK;
+  }
+
+  const style = stdoutStyle();
+  const out: string[] = [style.heading("readcache doctor"), `store: ${root}`];
+  if (unsafe !== undefined) {
+    out.push(`  ${unsafe.path} is a ${unsafe.type}: nothing inside it was looked at.`);
+  } else if (!exists) {
+    out.push("  no store yet: nothing has been cached in this project.");
+  } else {
+    out.push(
+      `  ${plural(objects.count, "stored copy", "stored copies")}, ${
+        bytesInWords(objects.bytes)
+      }; ${objects.intact} of ${objects.count} re-hashed intact`,
+    );
+    out.push(
+      `  ${plural(sessionInfo.files, "pi session")} of this project in ${sessionInfo.dir}` +
+        (sessionInfo.skipped > 0 ? ` (${sessionInfo.skipped} other files skipped)` : ""),
+    );
+    out.push(
+      `  ${referenced.count} referred to by those sessions (${bytesInWords(referenced.bytes)}), ` +
+        `${unreferenced.count} not (${bytesInWords(unreferenced.bytes)})`,
+    );
+    if (tmp.recent > 0) out.push(`  ${plural(tmp.recent, "write")} in progress`);
+  }
+  if (problems.length > 0) {
+    out.push("", style.bad(`${plural(problems.length, "problem")}:`));
+    for (const p of problems) {
+      out.push(`  ${p.path} ${p.what}`);
+      out.push(`    fix: ${p.fix}`);
+    }
+  }
+  if (notes.length > 0) {
+    out.push("", style.heading("can be tidied (not problems):"));
+    for (const n of notes) {
+      out.push(`  ${n.path}: ${n.what}`);
+      out.push(`    fix: ${n.fix}`);
+    }
+  }
+  if (problems.length === 0) out.push("", style.good("no problems found."));
+  console.log(out.join("\n"));
+  return problems.length > 0 ? EXIT_PROBLEM : EXIT_OK;
+}

@@ -1,0 +1,290 @@
+#!/usr/bin/env -S deno run -A
+/**
+ * `readcache`: the command line of `@readcache/core`, over real pi session
+ * files and the project's object store.
+ *
+ * ```sh
+ * deno task cli status --latest            # from a checkout
+ * deno install -g -A -n readcache cli/main.ts && readcache doctor
+ * npx readcache savings                    # through cli/readcache.mjs (Node, fetches Deno)
+ * ```
+ *
+ * Commands (one file each): `status` (cli/status.ts), `doctor`
+ * (cli/doctor.ts), `gc` (cli/gc.ts), `savings` (cli/savings.ts). Only `gc`
+ * writes. Exit codes: 0 ok, 1 a problem found, 2 a usage error.
+ *
+ * The argument parser is `commander` from npm: it is well kept (weekly
+ * releases of one maintainer team for over a decade, no dependencies), has
+ * subcommands with their own options, generates `--help` for each of them,
+ * reports unknown options and bad values with a clear message, and comes
+ * from the npm registry, so it installs where JSR is not reachable. Its
+ * errors go through `exitOverride()` so a usage error exits 2, not 1.
+ *
+ * @module
+ */
+import { fileURLToPath } from "node:url";
+import { Command, CommanderError, InvalidArgumentError } from "commander";
+import { doctorCommand } from "./doctor.ts";
+import { gcCommand } from "./gc.ts";
+import { savingsCommand } from "./savings.ts";
+import { statusCommand } from "./status.ts";
+import { CliError, EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, messageOf } from "./support/output.ts";
+
+const VERSION = "0.1.0";
+
+const FOOTER = `
+Exit codes: 0 ok, 1 a problem was found, 2 the command line was wrong.
+Colour only when the output is a terminal, never with NO_COLOR set. pi's directories are found
+like pi finds them: PI_CODING_AGENT_DIR, PI_CODING_AGENT_SESSION_DIR, sessionDir in settings.json.`;
+
+/**
+ * Parses a number of days (`--max-age`): a positive number.
+ *
+ * @example
+ * ```ts
+ * import { parseDays } from "./main.ts";
+ * parseDays("30"); // 30
+ * ```
+ */
+export function parseDays(value: string): number {
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n) || n <= 0) {
+    throw new InvalidArgumentError(
+      `'${value}' is not a number of days; give a positive number such as 30.`,
+    );
+  }
+  return n;
+}
+
+/**
+ * Parses a size (`--max-bytes`): bytes, or a number with `K`, `M` or `G`
+ * (1024-based).
+ *
+ * @example
+ * ```ts
+ * import { parseSize } from "./main.ts";
+ * parseSize("20M"); // 20971520
+ * ```
+ */
+export function parseSize(value: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([kKmMgG]?)[bB]?\s*$/.exec(value);
+  if (!m) {
+    throw new InvalidArgumentError(
+      `'${value}' is not a size; give bytes (5000000) or a number with K, M or G (500K, 20M).`,
+    );
+  }
+  const unit = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[m[2].toLowerCase()] ?? 1;
+  return Math.floor(Number(m[1]) * unit);
+}
+
+/**
+ * Parses a count (`--top`): a positive whole number.
+ *
+ * @example
+ * ```ts
+ * import { parseCount } from "./main.ts";
+ * parseCount("5"); // 5
+ * ```
+ */
+export function parseCount(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) {
+    throw new InvalidArgumentError(`'${value}' is not a positive whole number.`);
+  }
+  return n;
+}
+
+/**
+ * Runs the command line `args` (without the program name) and returns the
+ * exit code. Usage errors (commander's and ours) give 2, help and version 0.
+ *
+ * @example
+ * ```ts ignore
+ * const code = await runCli(["status", "--latest", "--json"]);
+ * ```
+ */
+export async function runCli(args: string[]): Promise<number> {
+  let code = EXIT_OK;
+  const program = new Command("readcache")
+    .description(
+      "Look into the read cache of the pi coding agent: what the model holds, what was saved, " +
+        "and the health of the store.",
+    )
+    .version(VERSION, "-V, --version", "print the version")
+    .helpOption("-h, --help", "show help")
+    .exitOverride()
+    .showHelpAfterError("(add --help for usage)")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  $ readcache status --latest          what the model holds in the newest session here
+  $ readcache savings                  what readcache saved (or would save) over all sessions
+  $ readcache doctor                   check the store of this project
+  $ readcache gc --dry-run             what gc would remove
+${FOOTER}`,
+    );
+
+  program.command("status")
+    .description(
+      "What the model holds now on the active branch of a pi session, what the next read of each " +
+        "part would be, and what was saved. Read-only.",
+    )
+    .argument("[session]", "a pi session file (.jsonl); default: the newest session of the project")
+    .option("--latest", "use the newest session of the project (the default without a file)")
+    .option("--cwd <dir>", "the project directory (default: the session's, else the current one)")
+    .option("--sessions <dir>", "where pi keeps the sessions, when not in its default place")
+    .option("--json", "print JSON")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  $ readcache status --latest
+  $ readcache status ~/.pi/agent/sessions/--work-app--/2026-01-05T10-00-00-000Z_0193.jsonl --json
+${FOOTER}`,
+    )
+    .action(async (session: string | undefined, o: Record<string, unknown>) => {
+      code = await statusCommand(session, {
+        latest: o.latest === true,
+        cwd: o.cwd as string | undefined,
+        sessions: o.sessions as string | undefined,
+        json: o.json === true,
+      });
+    });
+
+  program.command("doctor")
+    .description(
+      "Check the object store of a project: every stored copy re-hashed, file types, permissions, " +
+        "temporary leftovers, copies no session refers to. Changes nothing.",
+    )
+    .option("--cwd <dir>", "the project directory (default: the current one)")
+    .option("--sessions <dir>", "where pi keeps the sessions, when not in its default place")
+    .option("--json", "print JSON")
+    .addHelpText(
+      "after",
+      `
+Exits 1 when the store has a problem (each is printed with its fix); copies no session refers to
+and leftovers are not problems: readcache gc removes them.
+
+Examples:
+  $ readcache doctor
+  $ readcache doctor --cwd ~/work/app --json
+${FOOTER}`,
+    )
+    .action(async (o: Record<string, unknown>) => {
+      code = await doctorCommand({
+        cwd: o.cwd as string | undefined,
+        sessions: o.sessions as string | undefined,
+        json: o.json === true,
+      });
+    });
+
+  program.command("gc")
+    .description(
+      "Remove stored copies no pi session of the project refers to, damaged copies, and " +
+        "temporary files older than an hour. The only command that writes. Safe while pi runs: " +
+        "a read whose copy is gone is sent in full.",
+    )
+    .option("--dry-run", "only print what would be removed")
+    .option(
+      "--max-age <days>",
+      "references older than this many days no longer keep a copy",
+      parseDays,
+    )
+    .option(
+      "--max-bytes <size>",
+      "then keep at most this much, most recently referenced first (e.g. 20M)",
+      parseSize,
+    )
+    .option("--cwd <dir>", "the project directory (default: the current one)")
+    .option("--sessions <dir>", "where pi keeps the sessions, when not in its default place")
+    .option("--json", "print JSON")
+    .addHelpText(
+      "after",
+      `
+Copies written in the last hour are always kept (a running pi may not have saved the read that
+uses them yet). Links are never followed; only regular files named like the store's own are
+removed.
+
+Examples:
+  $ readcache gc --dry-run
+  $ readcache gc --max-age 30 --max-bytes 50M
+${FOOTER}`,
+    )
+    .action(async (o: Record<string, unknown>) => {
+      code = await gcCommand({
+        dryRun: o.dryRun === true,
+        maxAgeDays: o.maxAge as number | undefined,
+        maxBytes: o.maxBytes as number | undefined,
+        cwd: o.cwd as string | undefined,
+        sessions: o.sessions as string | undefined,
+        json: o.json === true,
+      });
+    });
+
+  program.command("savings")
+    .description(
+      "Over many pi session files: reads, bytes pi sent, bytes readcache sent or would have sent " +
+        "(sessions without readcache are replayed through the read decision), repeats by file.",
+    )
+    .argument("[paths...]", "session files or directories (default: pi's sessions directory)")
+    .option("--top <n>", "how many files to list", parseCount, 10)
+    .option("--html <file>", "also write a self-contained HTML page with a chart")
+    .option("--json", "print JSON")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  $ readcache savings
+  $ readcache savings ~/.pi/agent/sessions/--work-app-- --top 5
+  $ readcache savings --html savings.html
+${FOOTER}`,
+    )
+    .action(async (paths: string[], o: Record<string, unknown>) => {
+      code = await savingsCommand(paths, {
+        top: o.top as number,
+        html: o.html as string | undefined,
+        json: o.json === true,
+      });
+    });
+
+  try {
+    if (args.length === 0) {
+      program.outputHelp({ error: true });
+      return EXIT_USAGE;
+    }
+    await program.parseAsync(args, { from: "user" });
+    return code;
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      return e.code === "commander.helpDisplayed" || e.code === "commander.version"
+        ? EXIT_OK
+        : EXIT_USAGE;
+    }
+    if (e instanceof CliError) {
+      console.error(`readcache: ${e.message}`);
+      return e.exitCode;
+    }
+    console.error(
+      `readcache: unexpected error: ${messageOf(e)}. ` +
+        "This is a bug; please report it with the command you ran.",
+    );
+    if (e instanceof Error && e.stack) console.error(e.stack);
+    return EXIT_PROBLEM;
+  }
+}
+
+if (import.meta.main) {
+  // `deno task cli ...` runs in the checkout (the directory of deno.json); INIT_CWD is where it
+  // was started, which is the directory the user means (and relative paths are relative to it)
+  const initCwd = Deno.env.get("INIT_CWD");
+  const checkout = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
+  if (initCwd && Deno.cwd() === checkout) {
+    try {
+      Deno.chdir(initCwd);
+    } catch {
+      // gone or not a directory: stay where we are
+    }
+  }
+  Deno.exit(await runCli(Deno.args));
+}

@@ -1,0 +1,280 @@
+/**
+ * `readcache status [SESSION.jsonl | --latest] [--cwd DIR]`: what the model
+ * holds now on the active branch of a pi session file, what the next read of
+ * each part would be, how reads were answered on that branch and in the whole
+ * file, and the store. Read-only: it reads the session, the project's files
+ * and the store, and writes nothing anywhere.
+ *
+ * - The active branch ends at the last entry in file order (pi's leaf when it
+ *   opens the file). Entries are converted like the pi extension does
+ *   (`PiBranchConverter` with the read service's `resolveCall`).
+ * - The next read of each part is the read decision itself (`planRead` /
+ *   `decidePlan`) over the file as it is now and the objects loaded from the
+ *   store, with nothing stored afterwards.
+ *
+ * @module
+ */
+import { homedir } from "node:os";
+import { PiBranchConverter, readCallsOf } from "../src/adapters/pi/branch.ts";
+import { decidePlan, DEFAULT_DECISION_CONFIG, planRead } from "../src/core/decision.ts";
+import { BranchKnowledge } from "../src/core/knowledge.ts";
+import { activeBranch, type ReplayEntry } from "../src/core/replay.ts";
+import { renderBaselineRead } from "../src/core/baseline.ts";
+import {
+  describeHeld,
+  describeNextRead,
+  describeReads,
+  describeSavings,
+  formatStatusReport,
+  type HeldPart,
+  heldParts,
+  type NextRead,
+  shownPath,
+  type StatusReport,
+  tallyReads,
+} from "../src/core/status.ts";
+import {
+  detectImageMimeType,
+  isInsideProject,
+  locateRead,
+  readRegularFile,
+  resolveCall,
+} from "../src/shell/read_service.ts";
+import { FsObjectStore } from "../src/store/fs_object_store.ts";
+import {
+  CliError,
+  EXIT_OK,
+  EXIT_PROBLEM,
+  EXIT_USAGE,
+  messageOf,
+  printJson,
+  stdoutStyle,
+} from "./support/output.ts";
+import {
+  latestSession,
+  projectDir,
+  readSessionFile,
+  type SessionFile,
+} from "./support/sessions.ts";
+
+/**
+ * Options of {@linkcode statusCommand}.
+ *
+ * @example
+ * ```ts
+ * import type { StatusOptions } from "./status.ts";
+ * const o: StatusOptions = { latest: true, cwd: "/work/my-app", json: false };
+ * ```
+ */
+export interface StatusOptions {
+  /** Use the newest session of the project. */
+  latest?: boolean;
+  /** The project directory (default: the session's own, else the current directory). */
+  cwd?: string;
+  /** Where pi keeps sessions, when not in its default place. */
+  sessions?: string;
+  /** Print JSON instead of words. */
+  json?: boolean;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+const DIFF_HEADER = /^\[readcache: (\d+) lines changed of \d+\]/;
+
+/**
+ * How the next read of `part` would be answered now, computed read-only: the
+ * file is read once, the objects the decision needs are loaded from `store`
+ * (for files inside the project; a new pi process has no copy of files
+ * outside it), and nothing is written.
+ *
+ * @example
+ * ```ts ignore
+ * const next = await predictNextRead(knowledge, part, { name: "/w/a.ts", display: "a.ts" }, store, "/w");
+ * next.mode; // "unchanged"
+ * ```
+ */
+export async function predictNextRead(
+  knowledge: BranchKnowledge,
+  part: HeldPart,
+  call: { name: string; display: string },
+  store: FsObjectStore,
+  cwd: string,
+): Promise<NextRead> {
+  const ranged = part.scope !== "full";
+  const offset = ranged ? part.start : undefined;
+  const limit = ranged ? part.end - part.start + 1 : undefined;
+  let read;
+  try {
+    read = await readRegularFile(call.name, DEFAULT_DECISION_CONFIG.maxFileBytes);
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound || (e as { code?: string }).code === "ENOENT") {
+      return { mode: null, reason: "missing" };
+    }
+    return { mode: null, reason: "error", error: `it cannot be read (${messageOf(e)})` };
+  }
+  if (read.kind !== "ok") return { mode: null, reason: read.kind };
+  if (detectImageMimeType(read.bytes) !== undefined) return { mode: null, reason: "image" };
+  const plainBytes = (): number | undefined => {
+    try {
+      const text = decoder.decode(read.bytes);
+      return encoder.encode(
+        renderBaselineRead({ text, displayPath: call.display, offset, limit }).text,
+      )
+        .length;
+    } catch {
+      return undefined;
+    }
+  };
+  try {
+    const plan = planRead({
+      displayPath: call.display,
+      pathKey: part.pathKey,
+      offset,
+      limit,
+      bytes: read.bytes,
+      knowledge: knowledge.file(part.pathKey, call.name),
+    });
+    const inside = isInsideProject(part.pathKey, cwd);
+    const objects = new Map<string, Uint8Array | undefined>();
+    for (const hash of plan.needs) objects.set(hash, inside ? await store.get(hash) : undefined);
+    const d = decidePlan(plan, objects);
+    const next: NextRead = {
+      mode: d.mode,
+      reason: d.reason,
+      bytes: encoder.encode(d.text).length,
+    };
+    const plain = plainBytes();
+    if (plain !== undefined) next.plainBytes = plain;
+    const m = d.mode === "diff" ? DIFF_HEADER.exec(d.text) : null;
+    if (m) next.changedLines = Number(m[1]);
+    return next;
+  } catch (e) {
+    return { mode: null, reason: "error", error: messageOf(e) };
+  }
+}
+
+/**
+ * Runs `readcache status`; returns the exit code (0, or 1 when the store has
+ * a problem). Throws `CliError` for usage errors.
+ *
+ * @example
+ * ```ts ignore
+ * const code = await statusCommand(undefined, { latest: true });
+ * ```
+ */
+export async function statusCommand(
+  file: string | undefined,
+  options: StatusOptions,
+): Promise<number> {
+  if (file !== undefined && options.latest) {
+    throw new CliError(
+      "Pass either a session file or --latest, not both. Example: readcache status --latest",
+      EXIT_USAGE,
+    );
+  }
+  let cwd: string;
+  let session: SessionFile;
+  if (file === undefined) {
+    cwd = await projectDir(options.cwd, Deno.cwd());
+    session = await readSessionFile(await latestSession(cwd, options.sessions));
+  } else {
+    session = await readSessionFile(file);
+    const header = session.header;
+    let fallback = Deno.cwd();
+    if (header?.cwd !== undefined) {
+      try {
+        if ((await Deno.stat(header.cwd)).isDirectory) fallback = header.cwd;
+      } catch {
+        // the session's directory is gone: the current directory, unless --cwd says otherwise
+      }
+    }
+    cwd = await projectDir(options.cwd, fallback);
+  }
+  const sessionPath = session.path;
+  const home = homedir();
+  const deps = { cwd, home };
+  const all = new PiBranchConverter((args) => resolveCall(args, deps)).branch(session.entries);
+  const leafId = all.at(-1)?.id ?? null;
+  const branch = activeBranch(all, leafId);
+
+  // the name and the typed path of the latest read of each file on the branch
+  const args = new Map<string, unknown>();
+  for (const e of session.entries) for (const [id, a] of readCallsOf(e)) args.set(id, a);
+  const calls = new Map<string, { name: string; display: string }>();
+  for (const e of branch) {
+    if (e.kind !== "read" || e.call === undefined) continue;
+    let display = shownPath(e.call.pathKey, cwd);
+    const a = e.callId === undefined ? undefined : args.get(e.callId) as { path?: unknown };
+    if (typeof a?.path === "string") {
+      try {
+        display = locateRead({ path: a.path }, deps).target.displayPath;
+      } catch {
+        display = a.path;
+      }
+    }
+    calls.set(e.call.pathKey, { name: e.call.name, display });
+  }
+
+  const knowledge = new BranchKnowledge();
+  knowledge.sync(branch);
+  const store = FsObjectStore.forCwd(cwd);
+  const held: StatusReport["held"] = [];
+  for (const part of heldParts(branch)) {
+    const call = calls.get(part.pathKey) ??
+      { name: part.pathKey, display: shownPath(part.pathKey, cwd) };
+    held.push({ ...part, next: await predictNextRead(knowledge, part, call, store, cwd) });
+  }
+  let storeInfo: StatusReport["store"];
+  try {
+    storeInfo = { path: store.root, ...(await store.stats()) };
+  } catch (e) {
+    storeInfo = { path: store.root, error: `cannot be listed (${messageOf(e)})` };
+  }
+  const report: StatusReport = {
+    sessionFile: sessionPath,
+    cwd,
+    branchEntries: branch.length,
+    compactions: countCompactions(branch),
+    held,
+    branch: tallyReads(branch),
+    session: tallyReads(all),
+    store: storeInfo,
+  };
+  const problem = "error" in storeInfo || storeInfo.problem !== undefined;
+  if (options.json) {
+    printJson({
+      sessionFile: sessionPath,
+      cwd,
+      leafId,
+      branch: {
+        entries: branch.length,
+        compactions: report.compactions,
+        reads: report.branch,
+        words: { reads: describeReads(report.branch), saved: describeSavings(report.branch) },
+      },
+      wholeSession: {
+        entries: all.length,
+        compactions: countCompactions(all),
+        reads: report.session,
+      },
+      held: held.map((h) => ({
+        path: shownPath(h.pathKey, cwd),
+        pathKey: h.pathKey,
+        scope: h.scope,
+        start: h.start,
+        end: h.end,
+        totalLines: h.totalLines,
+        words: describeHeld(shownPath(h.pathKey, cwd), h),
+        next: h.next === undefined ? null : { ...h.next, words: describeNextRead(h.next) },
+      })),
+      store: storeInfo,
+    });
+  } else {
+    console.log(formatStatusReport(report, stdoutStyle()));
+  }
+  return problem ? EXIT_PROBLEM : EXIT_OK;
+}
+
+function countCompactions(entries: readonly ReplayEntry[]): number {
+  return entries.filter((e) => e.kind === "compaction").length;
+}

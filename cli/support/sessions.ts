@@ -1,0 +1,369 @@
+/**
+ * Finding and reading pi's session files the way pi 0.73 does: the agent
+ * directory is `PI_CODING_AGENT_DIR` or `~/.pi/agent`; a project's sessions
+ * are in `--session-dir` (here `--sessions`), `PI_CODING_AGENT_SESSION_DIR`,
+ * `sessionDir` in the project's or the agent's `settings.json`, or by default
+ * `<agent dir>/sessions/--<cwd without its leading slash, / replaced by ->--/`
+ * (pi's `getDefaultSessionDir`); files are `<timestamp>_<uuid>.jsonl`, whose
+ * first line is the header `{"type":"session","id",...,"cwd"}`. The newest is
+ * the one with the latest modification time (pi's `findMostRecentSession`).
+ * Everything here only reads.
+ *
+ * @module
+ */
+import { readdir, readFile, realpath, stat } from "node:fs/promises";
+import { homedir } from "node:os";
+import { isAbsolute, join, resolve } from "node:path";
+import { parseSessionJsonl, type PiEntryLike } from "../../src/adapters/pi/branch.ts";
+import { HASH_PATTERN } from "../../src/core/hash.ts";
+import { CliError, EXIT_USAGE, messageOf } from "./output.ts";
+
+/**
+ * The header line of a pi session file.
+ *
+ * @example
+ * ```ts
+ * import type { SessionHeader } from "./sessions.ts";
+ * const h: SessionHeader = { type: "session", id: "01a2", cwd: "/w", timestamp: "2026-01-01T00:00:00Z" };
+ * ```
+ */
+export interface SessionHeader {
+  /** Always `session`. */
+  type: "session";
+  /** Session id. */
+  id: string;
+  /** The directory pi ran in. */
+  cwd?: string;
+  /** When the session started (ISO 8601). */
+  timestamp?: string;
+}
+
+/**
+ * A parsed session file.
+ *
+ * @example
+ * ```ts
+ * import { readSessionFile } from "./sessions.ts";
+ * const s = await readSessionFile("/home/me/.pi/agent/sessions/--w--/x.jsonl");
+ * s.entries.length;
+ * ```
+ */
+export interface SessionFile {
+  /** Path of the file. */
+  path: string;
+  /** Its header, when the first line is one. */
+  header: SessionHeader | undefined;
+  /** Its entries in file order (the header excluded). */
+  entries: PiEntryLike[];
+  /** Modification time (ms since the epoch). */
+  mtimeMs: number;
+  /** Size in bytes. */
+  bytes: number;
+}
+
+function expandHome(p: string): string {
+  if (p === "~") return homedir();
+  return p.startsWith("~/") ? join(homedir(), p.slice(2)) : p;
+}
+
+/**
+ * pi's agent directory: `PI_CODING_AGENT_DIR` (a leading `~` expanded), else
+ * `~/.pi/agent`.
+ *
+ * @example
+ * ```ts
+ * import { agentDir } from "./sessions.ts";
+ * agentDir(); // "/home/me/.pi/agent"
+ * ```
+ */
+export function agentDir(): string {
+  const env = Deno.env.get("PI_CODING_AGENT_DIR");
+  return env ? expandHome(env) : join(homedir(), ".pi", "agent");
+}
+
+/**
+ * pi's default session directory of a working directory (its
+ * `getDefaultSessionDir`, without creating it).
+ *
+ * @example
+ * ```ts
+ * import { defaultSessionDir } from "./sessions.ts";
+ * defaultSessionDir("/work/my-app", "/home/me/.pi/agent");
+ * // "/home/me/.pi/agent/sessions/--work-my-app--"
+ * ```
+ */
+export function defaultSessionDir(cwd: string, agent: string = agentDir()): string {
+  const safe = `--${cwd.replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`;
+  return join(agent, "sessions", safe);
+}
+
+async function settingsSessionDir(file: string, base: string): Promise<string | undefined> {
+  try {
+    const v = JSON.parse(await readFile(file, "utf8")) as { sessionDir?: unknown };
+    if (typeof v.sessionDir !== "string" || v.sessionDir === "") return undefined;
+    const dir = expandHome(v.sessionDir);
+    return isAbsolute(dir) ? dir : resolve(base, dir);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Where pi keeps the sessions of `cwd`, in pi's order of precedence:
+ * `override` (the `--sessions` option), `PI_CODING_AGENT_SESSION_DIR`,
+ * `sessionDir` in `<cwd>/.pi/settings.json` then in the agent's
+ * `settings.json`, else {@linkcode defaultSessionDir}. `shared` is true when
+ * the directory may hold sessions of other projects too.
+ *
+ * @example
+ * ```ts
+ * import { sessionDirFor } from "./sessions.ts";
+ * const { dir } = await sessionDirFor("/work/my-app");
+ * ```
+ */
+export async function sessionDirFor(
+  cwd: string,
+  override?: string,
+): Promise<{ dir: string; shared: boolean }> {
+  if (override !== undefined) return { dir: resolve(override), shared: true };
+  const env = Deno.env.get("PI_CODING_AGENT_SESSION_DIR");
+  if (env) return { dir: resolve(expandHome(env)), shared: true };
+  const fromSettings = await settingsSessionDir(join(cwd, ".pi", "settings.json"), cwd) ??
+    await settingsSessionDir(join(agentDir(), "settings.json"), cwd);
+  if (fromSettings !== undefined) return { dir: fromSettings, shared: true };
+  return { dir: defaultSessionDir(cwd), shared: false };
+}
+
+/**
+ * Parses one session file. Throws {@linkcode CliError} (exit code
+ * `exitCode`) when it cannot be read or has no session header.
+ *
+ * @example
+ * ```ts
+ * import { readSessionFile } from "./sessions.ts";
+ * const s = await readSessionFile("session.jsonl");
+ * console.log(s.header?.cwd);
+ * ```
+ */
+export async function readSessionFile(
+  path: string,
+  exitCode: number = EXIT_USAGE,
+): Promise<SessionFile> {
+  let text: string;
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.stat(path);
+    if (!info.isFile) {
+      throw new CliError(`${path} is not a file. Pass a pi session file (.jsonl).`, exitCode);
+    }
+    text = await Deno.readTextFile(path);
+  } catch (e) {
+    if (e instanceof CliError) throw e;
+    const why = e instanceof Deno.errors.NotFound ? "no such file" : messageOf(e);
+    throw new CliError(
+      `Cannot read the session file ${path}: ${why}. ` +
+        "Pass the path of a pi session file (.jsonl), or --latest for the newest of this project.",
+      exitCode,
+    );
+  }
+  const header = headerOf(text);
+  if (header === undefined) {
+    throw new CliError(
+      `${path} is not a pi session file: its first line is not a session header ` +
+        '({"type":"session","id":...}). Pass a file from pi\'s sessions directory.',
+      exitCode,
+    );
+  }
+  return {
+    path,
+    header,
+    entries: parseSessionJsonl(text),
+    mtimeMs: info.mtime?.getTime() ?? 0,
+    bytes: info.size,
+  };
+}
+
+function headerOf(text: string): SessionHeader | undefined {
+  const first = text.slice(0, text.indexOf("\n") === -1 ? undefined : text.indexOf("\n"));
+  try {
+    const h = JSON.parse(first) as Partial<SessionHeader>;
+    return h.type === "session" && typeof h.id === "string" ? h as SessionHeader : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The `.jsonl` files directly in `dir` (pi does not nest them), sorted by
+ * name; `[]` when `dir` does not exist.
+ *
+ * @example
+ * ```ts
+ * import { sessionFilesIn } from "./sessions.ts";
+ * await sessionFilesIn("/home/me/.pi/agent/sessions/--w--"); // ["/home/.../2026-..._id.jsonl"]
+ * ```
+ */
+export async function sessionFilesIn(dir: string): Promise<string[]> {
+  try {
+    const names = await readdir(dir, { withFileTypes: true });
+    return names.filter((e) => e.isFile() && e.name.endsWith(".jsonl"))
+      .map((e) => join(dir, e.name)).sort();
+  } catch {
+    return [];
+  }
+}
+
+/** True when two directory names are the same directory. */
+async function sameDir(a: string, b: string): Promise<boolean> {
+  if (resolve(a) === resolve(b)) return true;
+  const [ra, rb] = await Promise.all([realpath(a).catch(() => a), realpath(b).catch(() => b)]);
+  return ra === rb;
+}
+
+/**
+ * The session files of a project: those in its session directory
+ * ({@linkcode sessionDirFor}) whose header names `cwd`. Files of other
+ * projects (a shared directory) and files without a header are skipped and
+ * counted. `onFile` is called once per file looked at (progress).
+ *
+ * @example
+ * ```ts
+ * import { sessionsOf } from "./sessions.ts";
+ * const { files } = await sessionsOf("/work/my-app");
+ * ```
+ */
+export async function sessionsOf(
+  cwd: string,
+  override?: string,
+  onFile?: (done: number, total: number) => void,
+): Promise<{ dir: string; files: SessionFile[]; skipped: number }> {
+  const { dir } = await sessionDirFor(cwd, override);
+  const paths = await sessionFilesIn(dir);
+  const files: SessionFile[] = [];
+  let skipped = 0;
+  for (const [i, p] of paths.entries()) {
+    try {
+      const s = await readSessionFile(p);
+      if (s.header?.cwd !== undefined && await sameDir(s.header.cwd, cwd)) files.push(s);
+      else skipped++;
+    } catch {
+      skipped++;
+    }
+    onFile?.(i + 1, paths.length);
+  }
+  return { dir, files, skipped };
+}
+
+/**
+ * The newest session file of a project (latest modification time among the
+ * files with a session header naming `cwd`), as pi's `--continue` picks it.
+ * Only the headers are read.
+ * Throws {@linkcode CliError} (usage) when there is none.
+ *
+ * @example
+ * ```ts
+ * import { latestSession } from "./sessions.ts";
+ * const file = await latestSession("/work/my-app");
+ * ```
+ */
+export async function latestSession(cwd: string, override?: string): Promise<string> {
+  const { dir } = await sessionDirFor(cwd, override);
+  // newest first, then the first whose header names this project: only headers are read
+  const files: { path: string; mtimeMs: number }[] = [];
+  for (const path of await sessionFilesIn(dir)) {
+    try {
+      files.push({ path, mtimeMs: (await stat(path)).mtimeMs });
+    } catch {
+      // removed meanwhile
+    }
+  }
+  files.sort((a, b) => b.mtimeMs - a.mtimeMs);
+  for (const f of files) {
+    const cwdOf = (await headerOfFile(f.path))?.cwd;
+    if (cwdOf !== undefined && await sameDir(cwdOf, cwd)) return f.path;
+  }
+  throw new CliError(
+    `No pi session of ${cwd} in ${dir}. Run this in the project directory (or pass --cwd DIR, ` +
+      "or --sessions DIR when pi keeps its sessions elsewhere), or pass a session file.",
+    EXIT_USAGE,
+  );
+}
+
+/** The header of a session file from its first line (at most 64 KiB read), if it has one. */
+async function headerOfFile(path: string): Promise<SessionHeader | undefined> {
+  let fh: Deno.FsFile | undefined;
+  try {
+    fh = await Deno.open(path, { read: true });
+    const buf = new Uint8Array(64 * 1024);
+    const n = await fh.read(buf);
+    return n === null ? undefined : headerOf(new TextDecoder().decode(buf.subarray(0, n)));
+  } catch {
+    return undefined;
+  } finally {
+    fh?.close();
+  }
+}
+
+/**
+ * The stored objects a session refers to: every `servedHash` and `baseHash`
+ * in a `details.readcache` of any entry (every branch), each with the time of
+ * its newest reference (the entry's `timestamp`, else `fallbackMs`). Adds to
+ * `into` and returns it.
+ *
+ * @example
+ * ```ts
+ * import { objectReferences } from "./sessions.ts";
+ * const refs = objectReferences([], 0); // Map {}
+ * ```
+ */
+export function objectReferences(
+  entries: readonly PiEntryLike[],
+  fallbackMs: number,
+  into: Map<string, number> = new Map(),
+): Map<string, number> {
+  for (const e of entries) {
+    const msg = e.message as { details?: { readcache?: unknown }; timestamp?: unknown } | undefined;
+    const rc = msg?.details?.readcache as Record<string, unknown> | undefined;
+    if (typeof rc !== "object" || rc === null) continue;
+    const ts = Date.parse(String((e as { timestamp?: unknown }).timestamp ?? ""));
+    const when = Number.isFinite(ts)
+      ? ts
+      : typeof msg?.timestamp === "number"
+      ? msg.timestamp
+      : fallbackMs;
+    for (const h of [rc.servedHash, rc.baseHash]) {
+      if (typeof h !== "string" || !HASH_PATTERN.test(h)) continue;
+      into.set(h, Math.max(into.get(h) ?? 0, when));
+    }
+  }
+  return into;
+}
+
+/**
+ * The project directory to work in: `--cwd` when given (it must be a
+ * directory), else `fallback`, resolved to its real path (the read cache's
+ * file identities are real paths).
+ *
+ * @example
+ * ```ts
+ * import { projectDir } from "./sessions.ts";
+ * await projectDir(undefined, Deno.cwd());
+ * ```
+ */
+export async function projectDir(option: string | undefined, fallback: string): Promise<string> {
+  const dir = resolve(option ?? fallback);
+  try {
+    const st = await stat(dir);
+    if (!st.isDirectory()) throw new Error("not a directory");
+    return await realpath(dir);
+  } catch (e) {
+    throw new CliError(
+      `The project directory ${dir} cannot be used (${
+        e instanceof Error && "code" in e && e.code === "ENOENT"
+          ? "it does not exist"
+          : messageOf(e)
+      }). Pass an existing directory with --cwd DIR.`,
+      EXIT_USAGE,
+    );
+  }
+}

@@ -1,0 +1,193 @@
+/**
+ * Looking inside an object store directory without following links and
+ * without changing anything: the entries of `objects/` and `tmp/` with their
+ * types, sizes, modes and times, and re-hashing one object. Used by
+ * `readcache doctor` (reports) and `readcache gc` (removes).
+ *
+ * @module
+ */
+import { constants, type Stats } from "node:fs";
+import { type FileHandle, lstat, open, readdir, readlink } from "node:fs/promises";
+import { join } from "node:path";
+import { sha256Hex } from "../../src/core/hash.ts";
+
+/** File name of an object: `sha256-<64 hex>.txt` (the store's own pattern). */
+export const OBJECT_NAME: RegExp = /^sha256-([0-9a-f]{64})\.txt$/;
+/** File name of a temporary file of the store: `<pid>-<24 hex>.tmp`. */
+export const TMP_NAME: RegExp = /^[0-9]+-[0-9a-f]{24}\.tmp$/;
+/** Temporary files older than this are leftovers of an interrupted write (the store's rule). */
+export const STALE_TMP_MS: number = 60 * 60 * 1000;
+
+/**
+ * One entry of a store directory, from `lstat` (a link is a link, never its
+ * target).
+ *
+ * @example
+ * ```ts
+ * import type { StoreEntry } from "./store_scan.ts";
+ * const e: StoreEntry = { name: "x", path: "/w/.pi/readcache/objects/x", type: "file", size: 3,
+ *   mode: 0o600, mtimeMs: 0, ino: 1, linkTarget: undefined };
+ * ```
+ */
+export interface StoreEntry {
+  /** File name. */
+  name: string;
+  /** Full path. */
+  path: string;
+  /** What it is. */
+  type: "file" | "symbolic link" | "directory" | "named pipe" | "socket" | "device" | "other";
+  /** Size in bytes. */
+  size: number;
+  /** Permission bits. */
+  mode: number;
+  /** Modification time (ms). */
+  mtimeMs: number;
+  /** Inode number (to notice a replaced file). */
+  ino: number;
+  /** For a symbolic link: where it points. */
+  linkTarget: string | undefined;
+}
+
+function typeOf(st: Stats): StoreEntry["type"] {
+  if (st.isFile()) return "file";
+  if (st.isSymbolicLink()) return "symbolic link";
+  if (st.isDirectory()) return "directory";
+  if (st.isFIFO()) return "named pipe";
+  if (st.isSocket()) return "socket";
+  if (st.isCharacterDevice() || st.isBlockDevice()) return "device";
+  return "other";
+}
+
+/**
+ * The entries of `dir` with their `lstat`, sorted by name; `undefined` when
+ * `dir` does not exist. Entries removed meanwhile are skipped.
+ *
+ * @example
+ * ```ts
+ * import { listStoreDir } from "./store_scan.ts";
+ * await listStoreDir("/nonexistent"); // undefined
+ * ```
+ */
+export async function listStoreDir(dir: string): Promise<StoreEntry[] | undefined> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (e) {
+    if ((e as { code?: string }).code === "ENOENT") return undefined;
+    throw e;
+  }
+  const out: StoreEntry[] = [];
+  for (const name of names.sort()) {
+    const path = join(dir, name);
+    try {
+      const st = await lstat(path);
+      out.push({
+        name,
+        path,
+        type: typeOf(st),
+        size: st.size,
+        mode: st.mode & 0o777,
+        mtimeMs: st.mtimeMs,
+        ino: st.ino,
+        linkTarget: st.isSymbolicLink() ? await readlink(path).catch(() => undefined) : undefined,
+      });
+    } catch {
+      // removed meanwhile
+    }
+  }
+  return out;
+}
+
+/**
+ * The result of re-hashing an object: `intact`, `damaged` (its bytes do not
+ * hash to its name), `too_large` (over the cap: the store never loads it),
+ * `not_a_file` (a link, pipe, device... found at open), or `unreadable`
+ * with the reason.
+ *
+ * @example
+ * ```ts
+ * import type { ObjectCheck } from "./store_scan.ts";
+ * const c: ObjectCheck = { state: "unreadable", why: "EACCES" };
+ * ```
+ */
+export type ObjectCheck =
+  | { state: "intact" | "damaged" | "too_large" | "not_a_file" }
+  | { state: "unreadable"; why: string };
+
+/**
+ * Re-hashes one object file: opened without following a link and without
+ * blocking (a named pipe is no object), checked to be a regular file of at
+ * most `cap` bytes, read and hashed. Never throws, never writes.
+ *
+ * @example
+ * ```ts
+ * import { checkObject } from "./store_scan.ts";
+ * await checkObject("/nonexistent", "0".repeat(64), 1024); // { state: "unreadable", why: "ENOENT" }
+ * ```
+ */
+export async function checkObject(path: string, hash: string, cap: number): Promise<ObjectCheck> {
+  let fh: FileHandle | undefined;
+  try {
+    fh = await open(
+      path,
+      constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0),
+    );
+    const st = await fh.stat();
+    if (!st.isFile()) return { state: "not_a_file" };
+    if (st.size > cap) return { state: "too_large" };
+    const bytes = await fh.readFile();
+    return { state: sha256Hex(bytes) === hash ? "intact" : "damaged" };
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code === "ELOOP") return { state: "not_a_file" };
+    return { state: "unreadable", why: code ?? (e instanceof Error ? e.message : String(e)) };
+  } finally {
+    await fh?.close().catch(() => {});
+  }
+}
+
+/**
+ * Whether each directory from the project down to the store's `objects/` and
+ * `tmp/` is a real directory (not a link): the first that is not, or
+ * `undefined`. Missing directories below the first missing one are not
+ * looked at.
+ *
+ * @example
+ * ```ts
+ * import { unsafeStoreDir } from "./store_scan.ts";
+ * await unsafeStoreDir("/work/app"); // undefined when nothing is linked
+ * ```
+ */
+export async function unsafeStoreDir(
+  cwd: string,
+): Promise<{ path: string; type: StoreEntry["type"] } | undefined> {
+  const chain = [
+    join(cwd, ".pi"),
+    join(cwd, ".pi", "readcache"),
+    join(cwd, ".pi", "readcache", "objects"),
+    join(cwd, ".pi", "readcache", "tmp"),
+  ];
+  for (const path of chain) {
+    let st: Stats;
+    try {
+      st = await lstat(path);
+    } catch {
+      continue; // missing: nothing below it is used
+    }
+    if (!st.isDirectory()) return { path, type: typeOf(st) };
+  }
+  return undefined;
+}
+
+/**
+ * A path quoted for a POSIX shell when it needs it.
+ *
+ * @example
+ * ```ts
+ * import { shellQuote } from "./store_scan.ts";
+ * shellQuote("/w/a b"); // "'/w/a b'"
+ * ```
+ */
+export function shellQuote(path: string): string {
+  return /^[A-Za-z0-9_./@:+-]+$/.test(path) ? path : `'${path.replaceAll("'", `'\\''`)}'`;
+}

@@ -1,0 +1,1034 @@
+// The `readcache` command line, run as a user runs it (a child process of `deno run cli/main.ts`)
+// over session files written by a real pi 0.73.1 (tests/fixtures/sessions/, see its README).
+// Every figure is checked against a value this test computes itself from the JSONL or the disk,
+// never by calling the code under test; read-only commands must leave every file byte-identical.
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { parseSessionJsonl, PiBranchConverter } from "../src/adapters/pi/branch.ts";
+import { BranchKnowledge } from "../src/core/knowledge.ts";
+import { activeBranch } from "../src/core/replay.ts";
+import { formatStatusReport, tallyReads } from "../src/core/status.ts";
+import { resolveCall, serveRead } from "../src/shell/read_service.ts";
+import { FsObjectStore } from "../src/store/fs_object_store.ts";
+
+const REPO = fileURLToPath(new URL("..", import.meta.url));
+const FIXTURES = join(REPO, "tests/fixtures/sessions");
+const MAIN = join(REPO, "cli/main.ts");
+const HOUR = 60 * 60 * 1000;
+
+// ---- the world: a project, its store and pi's sessions directory, from the fixtures ----------
+
+interface World {
+  root: string;
+  work: string;
+  agent: string;
+  sessions: string;
+  plain: string;
+  readcache: string;
+  objects: string;
+}
+
+async function copyTree(from: string, to: string): Promise<void> {
+  await Deno.mkdir(to, { recursive: true });
+  for await (const e of Deno.readDir(from)) {
+    if (e.isDirectory) await copyTree(join(from, e.name), join(to, e.name));
+    else await Deno.copyFile(join(from, e.name), join(to, e.name));
+  }
+}
+
+async function makeWorld(): Promise<World> {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "readcache-cli-" }));
+  const work = join(root, "work");
+  const agent = join(root, "agent");
+  await copyTree(join(FIXTURES, "work"), work);
+  const objects = join(work, ".pi/readcache/objects");
+  for (const d of [".pi", ".pi/readcache", ".pi/readcache/objects", ".pi/readcache/tmp"]) {
+    await Deno.mkdir(join(work, d), { mode: 0o700 });
+    await Deno.chmod(join(work, d), 0o700);
+  }
+  const old = new Date(Date.now() - 3 * HOUR);
+  for await (const e of Deno.readDir(join(FIXTURES, "store/objects"))) {
+    await Deno.copyFile(join(FIXTURES, "store/objects", e.name), join(objects, e.name));
+    await Deno.chmod(join(objects, e.name), 0o600);
+    await Deno.utime(join(objects, e.name), old, old);
+  }
+  // pi's own naming: <agent>/sessions/--<cwd without the leading slash, / replaced by ->--/
+  const sessions = join(agent, "sessions", `--${work.slice(1).replaceAll("/", "-")}--`);
+  await Deno.mkdir(sessions, { recursive: true });
+  const place = async (name: string, file: string, mtime: Date): Promise<string> => {
+    const text = (await Deno.readTextFile(join(FIXTURES, name))).replaceAll("@CWD@", work);
+    const path = join(sessions, file);
+    await Deno.writeTextFile(path, text);
+    await Deno.utime(path, mtime, mtime);
+    return path;
+  };
+  const plain = await place(
+    "plain.jsonl",
+    "2026-11-23T14-43-13-886Z_01a208dc-6f5e-701e-a73f-872acff7d189.jsonl",
+    new Date(Date.now() - 2 * HOUR),
+  );
+  const readcache = await place(
+    "readcache.jsonl",
+    "2026-11-23T14-43-14-864Z_01a208dc-7330-7604-b792-027b794d7f46.jsonl",
+    new Date(Date.now() - HOUR),
+  );
+  return { root, work, agent, sessions, plain, readcache, objects };
+}
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function cli(
+  w: World,
+  args: string[],
+  env: Record<string, string> = {},
+  cwd: string = w.work,
+): Promise<Run> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", "--config", join(REPO, "deno.json"), MAIN, ...args],
+    cwd,
+    env: { PI_CODING_AGENT_DIR: w.agent, PI_CODING_AGENT_SESSION_DIR: "", INIT_CWD: "", ...env },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+function json<T>(r: Run): T {
+  try {
+    return JSON.parse(r.stdout) as T;
+  } catch {
+    throw new Error(`not JSON (exit ${r.code}):\n${r.stdout}\n${r.stderr}`);
+  }
+}
+
+/** Every path under `dir` with its type, mode and content hash (links: their target). */
+async function snapshot(dir: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const walk = async (d: string) => {
+    for await (const e of Deno.readDir(d)) {
+      const p = join(d, e.name);
+      const st = await Deno.lstat(p);
+      const mode = ((st.mode ?? 0) & 0o777).toString(8);
+      if (st.isSymlink) out.set(p, `link ${await Deno.readLink(p)}`);
+      else if (st.isDirectory) {
+        out.set(p, `dir ${mode}`);
+        await walk(p);
+      } else {
+        const hash = createHash("sha256").update(await Deno.readFile(p)).digest("hex");
+        out.set(p, `file ${mode} ${hash}`);
+      }
+    }
+  };
+  await walk(dir);
+  return out;
+}
+
+async function assertUnchanged(w: World, run: () => Promise<unknown>): Promise<void> {
+  const before = await snapshot(w.root);
+  await run();
+  assert.deepEqual(await snapshot(w.root), before, "a read-only command changed a file");
+}
+
+// ---- what the test computes itself from the JSONL ---------------------------------------------
+
+interface RawEntry {
+  type: string;
+  id?: string;
+  parentId?: string | null;
+  message?: {
+    role?: string;
+    toolName?: string;
+    toolCallId?: string;
+    isError?: boolean;
+    content?: { type: string; text?: string }[];
+    details?: { readcache?: RawMeta };
+  };
+}
+
+interface RawMeta {
+  pathKey: string;
+  scopeKey: string;
+  servedHash: string;
+  mode: string;
+  totalLines: number;
+  rangeStart: number;
+  rangeEnd: number;
+  bytes: number;
+}
+
+async function rawEntries(file: string): Promise<RawEntry[]> {
+  return (await Deno.readTextFile(file)).trim().split("\n").map((l) => JSON.parse(l) as RawEntry);
+}
+
+const isRead = (e: RawEntry) =>
+  e.type === "message" && e.message?.role === "toolResult" && e.message.toolName === "read" &&
+  e.message.isError !== true;
+
+const textOf = (e: RawEntry) =>
+  (e.message?.content ?? []).map((c) => c.type === "text" ? c.text ?? "" : "").join("");
+
+const utf8 = (s: string) => new TextEncoder().encode(s).length;
+
+/** Root-to-leaf entries, the leaf being the last entry of the file. */
+function branchOf(entries: RawEntry[]): RawEntry[] {
+  const byId = new Map(entries.filter((e) => e.id).map((e) => [e.id!, e]));
+  const out: RawEntry[] = [];
+  for (let e = entries.at(-1); e !== undefined; e = byId.get(e.parentId ?? "")) out.push(e);
+  return out.reverse();
+}
+
+/** The SPEC §11.4 estimate, written out again from its definition. */
+function estimate(reads: RawEntry[]): { served: number; plain: number; tokens: number } {
+  const perLine = new Map<string, number>();
+  let served = 0;
+  let plain = 0;
+  for (const r of reads) {
+    const m = r.message!.details!.readcache!;
+    const lines = m.rangeEnd - m.rangeStart + 1;
+    served += m.bytes;
+    if (m.mode === "full" || m.mode === "baseline_fallback") {
+      perLine.set(m.pathKey, m.bytes / lines);
+      plain += m.bytes;
+    } else plain += Math.max(m.bytes, Math.round((perLine.get(m.pathKey) ?? 0) * lines));
+  }
+  return { served, plain, tokens: Math.max(0, Math.round((plain - served) / 4)) };
+}
+
+function countModes(reads: RawEntry[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of reads) {
+    const m = r.message?.details?.readcache?.mode ?? "plain";
+    out[m] = (out[m] ?? 0) + 1;
+  }
+  return out;
+}
+
+const sha256 = (b: Uint8Array | string) => createHash("sha256").update(b).digest("hex");
+
+// ---- status -------------------------------------------------------------------------------------
+
+interface StatusJson {
+  sessionFile: string;
+  cwd: string;
+  leafId: string;
+  branch: {
+    entries: number;
+    compactions: number;
+    reads: { reads: number; byMode: Record<string, number>; servedBytes: number } & {
+      estimatedPlainBytes: number;
+      estimatedTokensSaved: number;
+    };
+  };
+  wholeSession: {
+    entries: number;
+    compactions: number;
+    reads: { reads: number; byMode: Record<string, number>; estimatedTokensSaved: number };
+  };
+  held: {
+    path: string;
+    pathKey: string;
+    scope: string;
+    start: number;
+    end: number;
+    totalLines: number;
+    words: string;
+    next: { mode: string | null; reason: string; bytes: number; plainBytes: number } | null;
+  }[];
+  store: { path: string; objects: number; bytes: number; problem?: unknown };
+}
+
+Deno.test("status --latest: the newest session, what the model holds, next reads, figures from the JSONL", async () => {
+  const w = await makeWorld();
+  try {
+    let r!: Run;
+    await assertUnchanged(w, async () => r = await cli(w, ["status", "--latest", "--json"]));
+    assert.equal(r.code, 0, r.stderr);
+    const s = json<StatusJson>(r);
+    assert.equal(s.sessionFile, w.readcache, "--latest is the newest by modification time");
+    assert.equal(s.cwd, w.work);
+
+    const entries = await rawEntries(w.readcache);
+    const body = entries.filter((e) => e.type !== "session");
+    const branch = branchOf(body);
+    assert.equal(s.leafId, body.at(-1)!.id);
+    assert.equal(s.branch.entries, branch.length);
+    assert.equal(s.wholeSession.entries, body.length);
+    assert.equal(s.branch.compactions, branch.filter((e) => e.type === "compaction").length);
+
+    // reads by mode, bytes and the estimate: on the branch and in the whole file
+    const allReads = body.filter(isRead);
+    const branchReads = branch.filter(isRead);
+    assert.equal(s.wholeSession.reads.reads, allReads.length);
+    assert.equal(s.branch.reads.reads, branchReads.length);
+    assert.ok(allReads.length > branchReads.length, "the fixture has reads off the branch");
+    for (const [mode, n] of Object.entries(countModes(allReads))) {
+      assert.equal(s.wholeSession.reads.byMode[mode], n, `whole file, ${mode}`);
+    }
+    for (const [mode, n] of Object.entries(countModes(branchReads))) {
+      assert.equal(s.branch.reads.byMode[mode], n, `branch, ${mode}`);
+    }
+    assert.equal(s.branch.reads.servedBytes, branchReads.reduce((n, e) => n + utf8(textOf(e)), 0));
+    const est = estimate(branchReads);
+    assert.equal(s.branch.reads.estimatedPlainBytes, est.plain);
+    assert.equal(s.branch.reads.estimatedTokensSaved, est.tokens);
+    assert.equal(s.wholeSession.reads.estimatedTokensSaved, estimate(allReads).tokens);
+
+    // held: the scopes of the reads after the last compaction on the branch (no refresh here)
+    const afterCompaction = branch.slice(branch.findLastIndex((e) => e.type === "compaction") + 1)
+      .filter(isRead).map((e) => e.message!.details!.readcache!);
+    const expected = new Set(afterCompaction.map((m) => `${m.pathKey} ${m.scopeKey}`));
+    assert.deepEqual(new Set(s.held.map((h) => `${h.pathKey} ${h.scope}`)), expected);
+
+    // next read: from the file on disk against the content the model was shown
+    for (const h of s.held) {
+      const last = afterCompaction.findLast((m) =>
+        m.pathKey === h.pathKey && m.scopeKey === h.scope
+      )!;
+      const now = await Deno.readFile(h.pathKey);
+      const lines = new TextDecoder().decode(now).split("\n");
+      assert.equal(h.totalLines, last.totalLines);
+      if (sha256(now) === last.servedHash) {
+        assert.equal(h.next?.mode, h.scope === "full" ? "unchanged" : "unchanged_range", h.path);
+        continue;
+      }
+      const base = new TextDecoder().decode(
+        await Deno.readFile(join(w.objects, `sha256-${last.servedHash}.txt`)),
+      ).split("\n");
+      if (h.scope === "full") assert.equal(h.next?.mode, "diff", h.path);
+      else {
+        const same = base.slice(h.start - 1, h.end).join("\n") ===
+          lines.slice(h.start - 1, h.end).join("\n");
+        assert.equal(h.next?.mode, same ? "unchanged_range" : "baseline_fallback", h.path);
+      }
+    }
+    assert.deepEqual(
+      s.held.map((h) => `${h.path} ${h.next?.mode}`).sort(),
+      [
+        "notes.txt diff",
+        "src/app.py unchanged",
+        "src/app.py unchanged_range",
+        "src/util.py unchanged_range",
+      ],
+    );
+    const app = s.held.find((h) => h.path === "src/app.py" && h.scope === "full")!;
+    assert.equal(app.next?.bytes, utf8(`[readcache: unchanged, ${app.totalLines} lines]`));
+    assert.equal(app.next?.plainBytes, (await Deno.readFile(join(w.work, "src/app.py"))).length);
+
+    // the store: what is on disk
+    let objects = 0;
+    let bytes = 0;
+    for await (const e of Deno.readDir(w.objects)) {
+      objects++;
+      bytes += (await Deno.stat(join(w.objects, e.name))).size;
+    }
+    assert.deepEqual(s.store, { path: join(w.work, ".pi/readcache"), objects, bytes });
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
+
+Deno.test("status: plain words, no internal names; read-only; a session file and --cwd", async () => {
+  const w = await makeWorld();
+  try {
+    let r!: Run;
+    await assertUnchanged(w, async () => r = await cli(w, ["status", w.readcache], {}, w.root));
+    assert.equal(r.code, 0, r.stderr);
+    const text = r.stdout;
+    assert.ok(text.includes("the whole of src/app.py (81 lines)"), text);
+    assert.ok(text.includes("lines 50-60 of src/app.py"), text);
+    assert.ok(text.includes("lines 10-14 of src/util.py"), text);
+    assert.ok(
+      text.includes('next read: a short "unchanged" note (32 bytes instead of 1.6 KB)'),
+      text,
+    );
+    assert.ok(text.includes("next read: only the changes, as a diff"), text);
+    assert.ok(text.includes("compacted once"), text);
+    for (
+      const jargon of [
+        "replay window",
+        "baseline_fallback",
+        "unchanged_range",
+        "r:50:60",
+        "r:",
+        "scope",
+      ]
+    ) {
+      assert.ok(!text.includes(jargon), `"${jargon}" in:\n${text}`);
+    }
+    assert.ok(!text.includes("\x1b["), "no colour when stdout is not a terminal");
+
+    // the same session from elsewhere, with the project given
+    const other = await cli(w, ["status", w.readcache, "--cwd", w.work, "--json"], {}, w.root);
+    assert.equal(other.code, 0, other.stderr);
+    assert.equal(json<StatusJson>(other).held.length, 4);
+
+    // --latest follows the modification time, as pi does
+    const later = new Date();
+    await Deno.utime(w.plain, later, later);
+    const plain = json<StatusJson>(await cli(w, ["status", "--latest", "--json"]));
+    assert.equal(plain.sessionFile, w.plain);
+    assert.deepEqual(plain.held, [], "pi without readcache: nothing vouched for");
+    assert.equal(plain.branch.reads.byMode.plain, undefined);
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
+
+Deno.test("status: a store problem is reported with its fix and exits 1", async () => {
+  const w = await makeWorld();
+  try {
+    await Deno.chmod(w.objects, 0o755);
+    const elsewhere = join(w.root, "elsewhere");
+    await Deno.rename(join(w.work, ".pi"), elsewhere);
+    await Deno.symlink(elsewhere, join(w.work, ".pi"));
+    const r = await cli(w, ["status", "--latest"]);
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(r.stdout, /problem: .*\.pi is a symbolic link/);
+    assert.match(r.stdout, /fix: Remove the link/);
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
+
+Deno.test("formatStatusReport (shared with /readcache-status): plain words for every mode", () => {
+  const text = formatStatusReport({
+    cwd: "/w",
+    branchEntries: 3,
+    compactions: 2,
+    held: [
+      { pathKey: "/w/a.ts", scope: "r:5:9", start: 5, end: 9, totalLines: 20 },
+      {
+        pathKey: "/elsewhere/b.ts",
+        scope: "full",
+        start: 1,
+        end: 1,
+        totalLines: 1,
+        next: { mode: "baseline_fallback", reason: "newer_view_differs", plainBytes: 10 },
+      },
+    ],
+    inFlight: 1,
+    branch: tallyReads([]),
+    store: { path: "/w/.pi/readcache", objects: 0, bytes: 0 },
+  });
+  assert.ok(text.includes("lines 5-9 of a.ts"), text);
+  assert.ok(text.includes("the whole of /elsewhere/b.ts (1 line)"), text);
+  assert.ok(text.includes("next read: in full again (10 bytes): the model has since been shown"));
+  assert.ok(text.includes("compacted 2 times"));
+  assert.ok(text.includes("1 read answered in this turn not yet saved in the session"));
+  for (const jargon of ["replay", "baseline_fallback", "newer_view", "r:5:9"]) {
+    assert.ok(!text.includes(jargon), `"${jargon}" in:\n${text}`);
+  }
+});
+
+// ---- doctor ---------------------------------------------------------------------------------
+
+interface DoctorJson {
+  store: { path: string; exists: boolean; usable: boolean };
+  objects: { count: number; bytes: number; intact: number };
+  referenced: { count: number };
+  unreferenced: { count: number; bytes: number; paths: string[] };
+  tmp: { stale: number; recent: number };
+  sessions: { dir: string; files: number };
+  problems: { path: string; what: string; fix: string }[];
+  notes: { path: string; what: string; fix: string }[];
+}
+
+/** The hashes referred to by `details.readcache` in the session files (the test's own reading). */
+async function referencedHashes(w: World): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const f of [w.plain, w.readcache]) {
+    for (const e of await rawEntries(f)) {
+      const m = e.message?.details?.readcache as
+        | { servedHash?: string; baseHash?: string }
+        | undefined;
+      if (m?.servedHash) out.add(m.servedHash);
+      if (m?.baseHash) out.add(m.baseHash);
+    }
+  }
+  return out;
+}
+
+async function addObject(w: World, content: string, mtime: Date): Promise<string> {
+  const path = join(w.objects, `sha256-${sha256(content)}.txt`);
+  await Deno.writeTextFile(path, content, { mode: 0o600 });
+  await Deno.utime(path, mtime, mtime);
+  return path;
+}
+
+Deno.test("doctor: a clean store exits 0 and changes nothing; figures from the disk", async () => {
+  const w = await makeWorld();
+  try {
+    const old = new Date(Date.now() - 3 * HOUR);
+    const extra = await addObject(w, "nobody refers to this\n", old);
+    let r!: Run;
+    await assertUnchanged(w, async () => r = await cli(w, ["doctor", "--json"]));
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    const d = json<DoctorJson>(r);
+    const names = [...Deno.readDirSync(w.objects)].map((e) => e.name);
+    const refs = await referencedHashes(w);
+    assert.equal(d.objects.count, names.length);
+    assert.equal(d.objects.intact, names.length);
+    assert.equal(
+      d.referenced.count,
+      names.filter((n) => refs.has(n.slice(7, 71))).length,
+    );
+    assert.deepEqual(d.unreferenced.paths, [extra]);
+    assert.equal(d.sessions.files, 2);
+    assert.equal(d.sessions.dir, w.sessions);
+    assert.deepEqual(d.problems, []);
+    assert.equal(d.notes.length, 1);
+    assert.match(d.notes[0].fix, /readcache gc/);
+
+    const text = await cli(w, ["doctor"]);
+    assert.equal(text.code, 0);
+    assert.match(text.stdout, /no problems found/);
+    assert.equal(text.stderr, "", "no progress bar when stderr is not a terminal");
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
+
+Deno.test("doctor: damaged, readable by others, a link, a leftover: exit 1, a fix for each, nothing changed", async () => {
+  const w = await makeWorld();
+  try {
+    const names = [...Deno.readDirSync(w.objects)].map((e) => join(w.objects, e.name)).sort();
+    await Deno.writeTextFile(names[0], "tampered\n"); // damaged
+    await Deno.chmod(names[1], 0o644); // readable by others
+    const link = join(w.objects, `sha256-${"ab".repeat(32)}.txt`);
+    await Deno.symlink("/etc/hostname", link);
+    const tmp = join(w.work, ".pi/readcache/tmp", `123-${"0".repeat(24)}.tmp`);
+    await Deno.writeTextFile(tmp, "half");
+    await Deno.utime(tmp, new Date(Date.now() - 2 * HOUR), new Date(Date.now() - 2 * HOUR));
+    let r!: Run;
+    await assertUnchanged(w, async () => r = await cli(w, ["doctor", "--json"]));
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    const d = json<DoctorJson>(r);
+    const byPath = new Map(d.problems.map((p) => [p.path, p]));
+    assert.match(byPath.get(names[0])!.what, /damaged/);
+    assert.match(byPath.get(names[0])!.fix, /^rm /);
+    assert.match(byPath.get(names[1])!.what, /mode 0644/);
+    assert.equal(byPath.get(names[1])!.fix, `chmod 600 ${names[1]}`);
+    assert.match(byPath.get(link)!.what, /symbolic link \(to \/etc\/hostname\)/);
+    assert.equal(d.problems.length, 3);
+    assert.equal(d.tmp.stale, 1);
+    assert.ok(d.notes.some((n) => /interrupted writes/.test(n.what)));
+
+    const text = await cli(w, ["doctor"]);
+    assert.equal(text.code, 1);
+    assert.match(text.stdout, /3 problems:/);
+    assert.equal(
+      text.stdout.split("\n").filter((l) => l.startsWith("    fix: ")).length,
+      4,
+      text.stdout,
+    ); // 3 problems + 1 note
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
+
+// ---- gc ---------------------------------------------------------------------------------------
+
+interface GcJson {
+  dryRun: boolean;
+  removed: { path: string; bytes: number; why: string }[];
+  kept: { objects: number; bytes: number; recent: number };
+  overBudget: boolean;
+}
+
+Deno.test("gc: --dry-run changes nothing; gc removes unreferenced, damaged and stale, keeps the rest", async () => {
+  const w = await makeWorld();
+  try {
+    const old = new Date(Date.now() - 3 * HOUR);
+    const unreferenced = await addObject(w, "nobody refers to this\n", old);
+    const recent = await addObject(w, "written a minute ago\n", new Date(Date.now() - 60_000));
+    const referenced = [...Deno.readDirSync(w.objects)].map((e) => join(w.objects, e.name))
+      .filter((p) => p !== unreferenced && p !== recent).sort();
+    await Deno.writeTextFile(referenced[0], "tampered\n");
+    await Deno.utime(referenced[0], old, old);
+    const stale = join(w.work, ".pi/readcache/tmp", `123-${"0".repeat(24)}.tmp`);
+    const fresh = join(w.work, ".pi/readcache/tmp", `124-${"1".repeat(24)}.tmp`);
+    await Deno.writeTextFile(stale, "half");
+    await Deno.utime(stale, old, old);
+    await Deno.writeTextFile(fresh, "being written");
+
+    let dry!: Run;
+    await assertUnchanged(w, async () => dry = await cli(w, ["gc", "--dry-run", "--json"]));
+    assert.equal(dry.code, 0, dry.stderr);
+    const plan = json<GcJson>(dry);
+    assert.equal(plan.dryRun, true);
+    const expected = [
+      `${referenced[0]} damaged`,
+      `${stale} interrupted_write`,
+      `${unreferenced} unreferenced`,
+    ].sort();
+    assert.deepEqual(plan.removed.map((x) => `${x.path} ${x.why}`).sort(), expected);
+
+    const r = await cli(w, ["gc", "--json"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(json<GcJson>(r).removed.map((x) => `${x.path} ${x.why}`).sort(), expected);
+    const left = new Set([...Deno.readDirSync(w.objects)].map((e) => join(w.objects, e.name)));
+    assert.deepEqual(left, new Set([...referenced.slice(1), recent]));
+    assert.deepEqual([...Deno.readDirSync(dirname(fresh))].map((e) => e.name), [
+      `124-${"1".repeat(24)}.tmp`,
+    ]);
+    // nothing else in the project or the sessions moved
+    assert.equal(
+      await Deno.readTextFile(join(w.work, "notes.txt")),
+      await Deno.readTextFile(join(FIXTURES, "work/notes.txt")),
+    );
+
+    // a second run has nothing left to do
+    assert.deepEqual(json<GcJson>(await cli(w, ["gc", "--json"])).removed, []);
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
+
+Deno.test("gc --max-bytes: keeps the most recently referenced first", async () => {
+  const w = await makeWorld();
+  try {
+    // the newest reference of each object, from the entries' timestamps
+    const newest = new Map<string, number>();
+    for (const f of [w.plain, w.readcache]) {
+      for (const line of (await Deno.readTextFile(f)).trim().split("\n")) {
+        const e = JSON.parse(line);
+        const m = e.message?.details?.readcache;
+        for (const h of [m?.servedHash, m?.baseHash]) {
+          if (h) newest.set(h, Math.max(newest.get(h) ?? 0, Date.parse(e.timestamp)));
+        }
+      }
+    }
+    const objects = [...Deno.readDirSync(w.objects)].map((e) => {
+      const path = join(w.objects, e.name);
+      return { path, size: Deno.statSync(path).size, last: newest.get(e.name.slice(7, 71))! };
+    }).sort((a, b) => b.last - a.last);
+    const budget = objects[0].size + objects[1].size;
+    const r = await cli(w, ["gc", "--max-bytes", String(budget), "--json"]);
+    assert.equal(r.code, 0, r.stderr);
+    const g = json<GcJson>(r);
+    assert.deepEqual(
+      g.removed.map((x) => x.path).sort(),
+      objects.slice(2).map((o) => o.path).sort(),
+    );
+    assert.ok(g.removed.every((x) => x.why === "over_max_bytes"));
+    assert.equal(g.kept.bytes, budget);
+
+    assert.equal((await cli(w, ["gc", "--max-age", "0"])).code, 2);
+    assert.equal((await cli(w, ["gc", "--max-bytes", "lots"])).code, 2);
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
+
+Deno.test("gc --max-age: references older than the limit no longer keep a copy", async () => {
+  const w = await makeWorld();
+  try {
+    // the entries before the compaction of the readcache session become 40 days old
+    const now = Date.now();
+    const lines = (await Deno.readTextFile(w.readcache)).trim().split("\n").map((l) =>
+      JSON.parse(l)
+    );
+    const compaction = lines.findIndex((e) => e.type === "compaction");
+    lines.forEach((e, i) => {
+      if (i > 0 && i < compaction) e.timestamp = new Date(now - 40 * 24 * HOUR).toISOString();
+    });
+    await Deno.writeTextFile(w.readcache, lines.map((e) => JSON.stringify(e)).join("\n") + "\n");
+    const newest = new Map<string, number>();
+    for (const e of lines) {
+      const m = e.message?.details?.readcache;
+      for (const h of [m?.servedHash, m?.baseHash]) {
+        if (h) newest.set(h, Math.max(newest.get(h) ?? 0, Date.parse(e.timestamp)));
+      }
+    }
+    const expected = [...Deno.readDirSync(w.objects)].map((e) => e.name)
+      .filter((n) => (newest.get(n.slice(7, 71)) ?? 0) < now - 30 * 24 * HOUR)
+      .map((n) => join(w.objects, n)).sort();
+    assert.ok(expected.length > 0, "the fixture has a copy only referred to before the compaction");
+    const r = await cli(w, ["gc", "--max-age", "30", "--json"]);
+    assert.equal(r.code, 0, r.stderr);
+    const g = json<GcJson>(r);
+    assert.deepEqual(g.removed.map((x) => x.path).sort(), expected);
+    assert.ok(g.removed.every((x) => x.why === "unreferenced"));
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
+
+Deno.test("gc: never through a link; a linked store removes nothing and exits 1", async () => {
+  const w = await makeWorld();
+  try {
+    const real = join(w.root, "real-objects");
+    await Deno.rename(w.objects, real);
+    await Deno.symlink(real, w.objects);
+    await addObject(w, "nobody refers to this\n", new Date(Date.now() - 3 * HOUR));
+    let r!: Run;
+    await assertUnchanged(w, async () => r = await cli(w, ["gc"]));
+    assert.equal(r.code, 1);
+    assert.match(
+      r.stderr,
+      /objects is a symbolic link, not a directory: gc never works through a link/,
+    );
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
+
+Deno.test("gc while pi reads: every read stays correct (a missing base is a full read)", async () => {
+  const w = await makeWorld();
+  try {
+    // many unreferenced objects, so gc is busy for a while
+    const old = new Date(Date.now() - 3 * HOUR);
+    for (let i = 0; i < 300; i++) await addObject(w, `filler ${i}\n`.repeat(50), old);
+    const store = FsObjectStore.forCwd(w.work);
+    const entries = parseSessionJsonl(await Deno.readTextFile(w.readcache));
+    const deps = { cwd: w.work, home: "/nonexistent-home" };
+    const all = new PiBranchConverter((a) => resolveCall(a, deps)).branch(entries);
+    const branch = activeBranch(all, all.at(-1)!.id);
+    const notes = await Deno.readTextFile(join(w.work, "notes.txt"));
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        "--quiet",
+        "--config",
+        join(REPO, "deno.json"),
+        MAIN,
+        "gc",
+        "--max-bytes",
+        "0",
+      ],
+      cwd: w.work,
+      env: { PI_CODING_AGENT_DIR: w.agent, PI_CODING_AGENT_SESSION_DIR: "", INIT_CWD: "" },
+      stdout: "null",
+      stderr: "inherit",
+    }).spawn();
+    let running = true;
+    const status = child.status.then((s) => (running = false, s));
+    let reads = 0;
+    let during = 0;
+    while (running || reads < 5) {
+      const knowledge = new BranchKnowledge();
+      knowledge.sync(branch);
+      const served = await serveRead({ path: "notes.txt" }, knowledge, { ...deps, store });
+      const d = served.decision;
+      reads++;
+      if (running) during++;
+      // a diff while the base is there, the whole file once gc removed it; never anything else
+      if (d.mode === "diff") {
+        assert.match(d.text, /^\[readcache: 2 lines changed of 21\]\n--- a\/notes.txt/);
+      } else {
+        assert.equal(d.mode, "baseline_fallback");
+        assert.equal(d.text, notes);
+      }
+      for (const e of Deno.readDirSync(w.objects)) {
+        const hash = e.name.slice(7, 71);
+        const bytes = await store.get(hash);
+        if (bytes !== undefined) assert.equal(sha256(bytes), hash);
+      }
+    }
+    const s = await status;
+    assert.equal(s.code, 0, "gc failed (its message is above)");
+    assert.ok(during >= 1, "reads ran while gc was running");
+    // after gc: the base is gone, and the copy the reads stored just now was kept (written < 1 h ago)
+    const after = new Set([...Deno.readDirSync(w.objects)].map((e) => e.name.slice(7, 71)));
+    assert.ok(after.has(sha256(notes)), "the copy stored during gc survives it");
+    const knowledge = new BranchKnowledge();
+    knowledge.sync(branch);
+    const last = await serveRead({ path: "notes.txt" }, knowledge, { ...deps, store });
+    assert.equal(last.decision.mode, "baseline_fallback");
+    assert.equal(last.decision.text, notes);
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
+
+// ---- savings ------------------------------------------------------------------------------------
+
+interface SavingsJson {
+  sessions: {
+    file: string;
+    withReadcache: boolean;
+    reads: number;
+    piBytes: number;
+    readcacheBytes: number;
+    byMode: Record<string, number>;
+    unknown: { reads: number; bytes: number };
+    checked: { reads: number; matched: number };
+  }[];
+  totals: {
+    sessions: number;
+    reads: number;
+    piBytes: number;
+    readcacheBytes: number;
+    estimatedTokensSaved: number;
+  };
+  topFiles: {
+    path: string;
+    reads: number;
+    repeats: number;
+    wastedBytes: number;
+    savedBytes: number;
+  }[];
+}
+
+Deno.test("savings: measured and replayed figures equal the test's own sums; read-only", async () => {
+  const w = await makeWorld();
+  try {
+    let r!: Run;
+    await assertUnchanged(w, async () => r = await cli(w, ["savings", "--json"]));
+    assert.equal(r.code, 0, r.stderr);
+    const s = json<SavingsJson>(r);
+    assert.equal(s.totals.sessions, 2);
+    const plainOut = s.sessions.find((x) => x.file === w.plain)!;
+    const rcOut = s.sessions.find((x) => x.file === w.readcache)!;
+
+    // with readcache: what it sent is the text of its read results; pi's side is the estimate
+    const rcReads = (await rawEntries(w.readcache)).filter(isRead);
+    assert.equal(rcOut.withReadcache, true);
+    assert.equal(rcOut.reads, rcReads.length);
+    assert.equal(rcOut.readcacheBytes, rcReads.reduce((n, e) => n + utf8(textOf(e)), 0));
+    assert.equal(rcOut.piBytes, estimate(rcReads).plain);
+
+    // without: pi's side is measured; readcache's side, worked out by hand for this session:
+    // p1 full, p2 full, p3 unchanged, p4 unchanged in lines 50-60, p5 the same diff readcache sent
+    // in the other session for the same edit, p6 a range of a file never read whole (unknown),
+    // compaction, p7 full again, p8 unchanged
+    const plainReads = (await rawEntries(w.plain)).filter(isRead);
+    const texts = plainReads.map(textOf);
+    const diffText = textOf(rcReads.find((e) => e.message?.details?.readcache?.mode === "diff")!);
+    const appLines = texts[0].split("\n").length;
+    const expected = utf8(texts[0]) + utf8(texts[1]) +
+      utf8(`[readcache: unchanged, ${appLines} lines]`) +
+      utf8(`[readcache: unchanged in lines 50-60 of ${appLines}]`) + utf8(diffText) +
+      utf8(texts[5]) + utf8(texts[6]) + utf8(`[readcache: unchanged, ${appLines} lines]`);
+    assert.equal(plainOut.withReadcache, false);
+    assert.equal(plainOut.reads, 8);
+    assert.equal(plainOut.piBytes, texts.reduce((n, t) => n + utf8(t), 0));
+    assert.equal(plainOut.readcacheBytes, expected);
+    assert.deepEqual(plainOut.unknown, { reads: 1, bytes: utf8(texts[5]) });
+    assert.deepEqual(plainOut.checked, { reads: 3, matched: 3 });
+    assert.deepEqual(plainOut.byMode, {
+      full: 3,
+      unchanged: 2,
+      unchanged_range: 1,
+      diff: 1,
+      baseline_fallback: 0,
+      plain: 1,
+    });
+
+    assert.equal(s.totals.reads, rcReads.length + plainReads.length);
+    assert.equal(s.totals.piBytes, plainOut.piBytes + rcOut.piBytes);
+    assert.equal(
+      s.totals.estimatedTokensSaved,
+      Math.round((s.totals.piBytes - s.totals.readcacheBytes) / 4),
+    );
+    // repeats by file: reads of src/app.py in both sessions, minus the first in each
+    const app = s.topFiles.find((f) => f.path.endsWith("/src/app.py"))!;
+    const countApp = async (f: string) => {
+      const es = await rawEntries(f);
+      const calls = new Set(
+        es.flatMap((e) =>
+          ((e.message?.content ?? []) as unknown as {
+            type: string;
+            id?: string;
+            arguments?: { path?: string };
+          }[])
+            .filter((c) => c.type === "toolCall" && c.arguments?.path === "src/app.py").map((c) =>
+              c.id
+            )
+        ),
+      );
+      return es.filter((e) => isRead(e) && calls.has(e.message!.toolCallId)).length;
+    };
+    const a1 = await countApp(w.plain);
+    const a2 = await countApp(w.readcache);
+    assert.equal(app.reads, a1 + a2);
+    assert.equal(app.repeats, a1 + a2 - 2);
+    assert.equal(s.topFiles[0].path, app.path, "src/app.py wastes the most");
+    // wasted: p3, p4 and p8 would have been the short notes
+    assert.equal(
+      app.wastedBytes,
+      utf8(texts[2]) + utf8(texts[3]) + utf8(texts[7]) -
+        2 * utf8(`[readcache: unchanged, ${appLines} lines]`) -
+        utf8(`[readcache: unchanged in lines 50-60 of ${appLines}]`),
+    );
+
+    // the terminal table: one bar per session, no colour when piped
+    const text = await cli(w, ["savings", w.sessions]);
+    assert.equal(text.code, 0, text.stderr);
+    assert.equal(text.stdout.match(/\u2588/g) === null, false);
+    assert.equal(text.stdout.split("\n").filter((l) => /% less$/.test(l)).length, 2, text.stdout);
+    assert.match(text.stdout, /cannot be known: 1 read \(180 bytes\)/);
+    assert.ok(!text.stdout.includes("\x1b["));
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
+
+/** Checks that `xml` is well-formed: tags nest and close, attributes are quoted. */
+function assertWellFormed(xml: string): { tags: string[] } {
+  const stack: string[] = [];
+  const tags: string[] = [];
+  const re =
+    /<(\/?)([A-Za-z][\w:-]*)((?:\s+[\w:-]+="[^"<]*")*)\s*(\/?)>|<|&(?!amp;|lt;|gt;|quot;|#39;)/g;
+  for (const m of xml.matchAll(re)) {
+    if (m[2] === undefined) {
+      throw new Error(`stray '${m[0]}' at ${m.index}: ${xml.slice(m.index!, m.index! + 40)}`);
+    }
+    if (m[1] === "/") {
+      const open = stack.pop();
+      if (open !== m[2]) throw new Error(`</${m[2]}> closes <${open}>`);
+    } else {
+      tags.push(m[2]);
+      if (m[4] !== "/") stack.push(m[2]);
+    }
+  }
+  assert.deepEqual(stack, [], "unclosed tags");
+  return { tags };
+}
+
+Deno.test("savings --html: a self-contained page whose SVG is well-formed, one bar pair per session", async () => {
+  const w = await makeWorld();
+  try {
+    const page = join(w.root, "savings.html");
+    const r = await cli(w, ["savings", "--html", page]);
+    assert.equal(r.code, 0, r.stderr);
+    const html = await Deno.readTextFile(page);
+    assert.ok(!/<script|src=|href=/i.test(html), "no script, no external resource");
+    const svg = html.slice(html.indexOf("<svg"), html.indexOf("</svg>") + 6);
+    const { tags } = assertWellFormed(svg);
+    assert.equal(tags[0], "svg");
+    assert.match(svg, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+    assert.equal(tags.filter((t) => t === "rect").length, 4);
+    for (const m of svg.matchAll(/<rect [^>]*width="(\d+)" height="(\d+)"/g)) {
+      assert.ok(Number(m[1]) >= 0 && Number(m[2]) > 0);
+    }
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
+
+// ---- usage, help, colour ----------------------------------------------------------------------
+
+Deno.test("exit codes: usage errors 2, help 0 with an example for every command", async () => {
+  const w = await makeWorld();
+  try {
+    const runs = await Promise.all([
+      cli(w, ["status", "--bogus"]),
+      cli(w, ["status", w.plain, "--latest"]),
+      cli(w, ["status", join(w.root, "missing.jsonl")]),
+      cli(w, ["status", join(w.work, "notes.txt")]),
+      cli(w, ["status", "--cwd", join(w.root, "nope")]),
+      cli(w, ["nope"]),
+      cli(w, []),
+      cli(w, ["savings", join(w.root, "missing")]),
+      cli(w, ["savings", "--top", "0"]),
+      cli(w, ["status", "--latest"], {}, w.root), // no session of that directory
+    ]);
+    for (const [i, r] of runs.entries()) {
+      assert.equal(r.code, 2, `run ${i}: ${r.stdout}${r.stderr}`);
+    }
+    assert.match(runs[1].stderr, /either a session file or --latest/);
+    assert.match(runs[2].stderr, /no such file\. Pass the path of a pi session file/);
+    assert.match(runs[3].stderr, /is not a pi session file/);
+    assert.match(runs[9].stderr, /No pi session of .* in .*--/);
+    for (const cmd of ["status", "doctor", "gc", "savings"]) {
+      const h = await cli(w, [cmd, "--help"]);
+      assert.equal(h.code, 0);
+      assert.match(h.stdout, new RegExp(`Examples:\\n  \\$ readcache ${cmd}`));
+      assert.match(h.stdout, /--json/);
+    }
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
+
+Deno.test("colour only on a terminal, never with NO_COLOR", async () => {
+  const script = await new Deno.Command("script", {
+    args: ["--version"],
+    stdout: "null",
+    stderr: "null",
+  })
+    .output().then((o) => o.success, () => false);
+  if (!script) return; // util-linux `script` gives the child a terminal; without it, nothing to check
+  const w = await makeWorld();
+  try {
+    const run = async (noColor: boolean) => {
+      const cmd = [
+        Deno.execPath(),
+        "run",
+        "-A",
+        "--quiet",
+        "--config",
+        join(REPO, "deno.json"),
+        MAIN,
+        "doctor",
+      ]
+        .map((a) => `'${a}'`).join(" ");
+      const out = await new Deno.Command("script", {
+        args: ["-qec", cmd, "/dev/null"],
+        cwd: w.work,
+        env: {
+          PI_CODING_AGENT_DIR: w.agent,
+          INIT_CWD: "",
+          ...(noColor ? { NO_COLOR: "1" } : { NO_COLOR: "" }),
+        },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      return new TextDecoder().decode(out.stdout);
+    };
+    const sgr = new RegExp(String.raw`\u001b\[[0-9;]*m`); // a colour or weight
+    const tty = await run(false);
+    assert.ok(tty.includes("\x1b[1mreadcache doctor"), JSON.stringify(tty));
+    assert.match(tty, /\r\[#+\.*\] \d+\/4 objects re-hashed/, "the progress bar on a terminal");
+    const noColor = await run(true);
+    assert.ok(noColor.includes("readcache doctor"), noColor);
+    assert.ok(!sgr.test(noColor), JSON.stringify(noColor));
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
+
+Deno.test("npm launcher (cli/readcache.mjs under Node): arguments, output and exit codes pass through", async () => {
+  const node = await new Deno.Command("node", {
+    args: ["--version"],
+    stdout: "null",
+    stderr: "null",
+  })
+    .output().then((o) => o.success, () => false);
+  if (!node) return; // no Node here: the launcher is for machines that have it
+  const w = await makeWorld();
+  try {
+    const run = async (args: string[]) => {
+      const out = await new Deno.Command("node", {
+        args: [join(REPO, "cli/readcache.mjs"), ...args],
+        cwd: w.work,
+        env: {
+          PI_CODING_AGENT_DIR: w.agent,
+          PI_CODING_AGENT_SESSION_DIR: "",
+          INIT_CWD: "",
+          READCACHE_DENO: Deno.execPath(),
+        },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      return { code: out.code, stdout: new TextDecoder().decode(out.stdout) };
+    };
+    const version = await run(["--version"]);
+    assert.deepEqual(version, { code: 0, stdout: "0.1.0\n" });
+    assert.equal((await run(["status", "--bogus"])).code, 2);
+    const status = await run(["status", "--latest", "--json"]);
+    assert.equal(status.code, 0);
+    assert.equal(json<StatusJson>({ ...status, stderr: "" }).sessionFile, w.readcache);
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
