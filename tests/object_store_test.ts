@@ -51,12 +51,18 @@ async function listOrEmpty(dir: string): Promise<string[]> {
 }
 
 function memoryHarness(): Promise<Harness> {
-  const store = new MemoryObjectStore();
+  // the test keeps the backing map, so it can see and damage what the store holds
+  const objects = new Map<string, Uint8Array>();
+  const store = new MemoryObjectStore(objects);
   return Promise.resolve({
     store,
-    raw: (hash: string) => Promise.resolve(store.rawObject(hash)),
-    corrupt: (hash: string) => Promise.resolve(store.corruptObject(hash)),
-    remove: (hash: string) => Promise.resolve(store.deleteObject(hash)),
+    raw: (hash: string) => Promise.resolve(objects.get(hash)?.slice()),
+    corrupt: (hash: string) => {
+      const stored = objects.get(hash);
+      if (stored !== undefined) objects.set(hash, Uint8Array.of(...stored, 0x21));
+      return Promise.resolve();
+    },
+    remove: (hash: string) => Promise.resolve(void objects.delete(hash)),
     footprint: () => Promise.resolve([]),
     leftovers: () => Promise.resolve([]),
     cleanup: () => Promise.resolve(),

@@ -1,5 +1,5 @@
 /**
- * The exact marker texts of the read cache (seed 003 §9).
+ * The exact marker texts of the read cache (SPEC §8).
  *
  * Specified by SPEC.md §8.1.
  *

@@ -135,9 +135,11 @@ export function assertContentHash(hash: string, bytes: Uint8Array): void {
 }
 
 /**
- * In-memory {@linkcode ObjectStore}, with fault hooks so scenario tests can
- * delete or corrupt objects. Stores and returns copies, so callers cannot
- * mutate stored objects through a shared buffer.
+ * In-memory {@linkcode ObjectStore} (SPEC §9): for one process, for tests,
+ * and for bases of files outside the project (SPEC §13.2). Stores and returns
+ * copies, so callers cannot mutate stored objects through a shared buffer;
+ * `get` verifies the hash like the disk store. The backing map may be passed
+ * in (it is the caller's to inspect).
  *
  * @example
  * ```ts
@@ -147,12 +149,16 @@ export function assertContentHash(hash: string, bytes: Uint8Array): void {
  * const hash = sha256Hex(bytes);
  * await store.put(hash, bytes);
  * console.log(await store.stats()); // { objects: 1, bytes: 5 }
- * store.corruptObject(hash);
- * console.log(await store.get(hash)); // undefined
+ * console.log(await store.get(hash)); // the bytes of "hello"
  * ```
  */
 export class MemoryObjectStore implements ObjectStore {
-  #objects: Map<string, Uint8Array> = new Map<string, Uint8Array>();
+  readonly #objects: Map<string, Uint8Array>;
+
+  /** `objects`: the map the store keeps its objects in (default: a new, private one). */
+  constructor(objects: Map<string, Uint8Array> = new Map()) {
+    this.#objects = objects;
+  }
 
   /**
    * Stores a copy of `bytes` under `hash`; an existing object is left as is.
@@ -203,51 +209,5 @@ export class MemoryObjectStore implements ObjectStore {
     let bytes = 0;
     for (const stored of this.#objects.values()) bytes += stored.length;
     return Promise.resolve({ objects: this.#objects.size, bytes });
-  }
-
-  /**
-   * Test hook: removes the object of `hash` (no-op when absent).
-   *
-   * @example
-   * ```ts
-   * import { MemoryObjectStore, sha256Hex } from "@readcache/core";
-   * new MemoryObjectStore().deleteObject(sha256Hex("gone"));
-   * ```
-   */
-  deleteObject(hash: string): void {
-    this.#objects.delete(hash);
-  }
-
-  /**
-   * Test hook: replaces the stored bytes of `hash` with different bytes, so
-   * they no longer match the hash (no-op when absent).
-   *
-   * @example
-   * ```ts
-   * import { MemoryObjectStore, sha256Hex } from "@readcache/core";
-   * new MemoryObjectStore().corruptObject(sha256Hex("x"));
-   * ```
-   */
-  corruptObject(hash: string): void {
-    const stored = this.#objects.get(hash);
-    if (stored === undefined) return;
-    const corrupt = new Uint8Array(stored.length + 1);
-    corrupt.set(stored);
-    corrupt[stored.length] = 0x21;
-    this.#objects.set(hash, corrupt);
-  }
-
-  /**
-   * Test hook: a copy of the raw stored bytes of `hash`, unverified (so a
-   * test can check a corrupt object was left untouched), or `undefined`.
-   *
-   * @example
-   * ```ts
-   * import { MemoryObjectStore, sha256Hex } from "@readcache/core";
-   * new MemoryObjectStore().rawObject(sha256Hex("x")); // undefined
-   * ```
-   */
-  rawObject(hash: string): Uint8Array | undefined {
-    return this.#objects.get(hash)?.slice();
   }
 }

@@ -110,6 +110,21 @@ export function realpathOrUndefined(p: string): string | undefined {
   }
 }
 
+/**
+ * The canonical identity (`pathKey`, SPEC §3.2) of a resolved path on the real
+ * file system: its realpath when it exists, else the path itself. The pure
+ * `canonicalPathKey` takes the realpath function; this one brings it.
+ *
+ * @example
+ * ```ts
+ * import { pathKeyOnDisk } from "@readcache/core";
+ * pathKeyOnDisk("/definitely/not/here"); // "/definitely/not/here"
+ * ```
+ */
+export function pathKeyOnDisk(resolvedPath: string): string {
+  return canonicalPathKey(resolvedPath, realpathOrUndefined);
+}
+
 /** A base that cannot be loaded (missing, corrupt, or a failing store) is no base. */
 async function loadBase(
   stores: readonly ObjectStore[],
