@@ -431,7 +431,7 @@ export function createReadcacheExtension(
       promptSnippet: "Read file contents",
       promptGuidelines: [
         "Use read to examine files instead of cat or sed.",
-        "A read result '[readcache: unchanged ...]' means your earlier read of that file is still current; a result starting '[readcache: ... diff ...]' is a unified diff against what you read before.",
+        "A read result '[readcache: unchanged ...]' means your earlier read of those lines is still current; a result starting '[readcache: N lines changed ...]' is a unified diff against what you read before (for 'in lines S-E', a diff of those lines, numbered as in the file).",
       ],
       parameters: READ_PARAMETERS,
       execute(
