@@ -57,24 +57,34 @@ async function makeWorld(): Promise<World> {
   // pi's own naming: <agent>/sessions/--<cwd without the leading slash, / replaced by ->--/
   const sessions = join(agent, "sessions", `--${work.slice(1).replaceAll("/", "-")}--`);
   await Deno.mkdir(sessions, { recursive: true });
-  const place = async (name: string, file: string, mtime: Date): Promise<string> => {
-    const text = (await Deno.readTextFile(join(FIXTURES, name))).replaceAll("@CWD@", work);
-    const path = join(sessions, file);
-    await Deno.writeTextFile(path, text);
-    await Deno.utime(path, mtime, mtime);
-    return path;
-  };
-  const plain = await place(
-    "plain.jsonl",
-    "2026-11-23T14-43-13-886Z_01a208dc-6f5e-701e-a73f-872acff7d189.jsonl",
-    new Date(Date.now() - 2 * HOUR),
-  );
-  const readcache = await place(
-    "readcache.jsonl",
-    "2026-11-23T14-43-14-864Z_01a208dc-7330-7604-b792-027b794d7f46.jsonl",
-    new Date(Date.now() - HOUR),
-  );
+  const place = (name: string, mtime: Date) =>
+    placeSession({ work, sessions }, name, SESSION_FILES[name], mtime);
+  const plain = await place("plain.jsonl", new Date(Date.now() - 2 * HOUR));
+  const readcache = await place("readcache.jsonl", new Date(Date.now() - HOUR));
   return { root, work, agent, sessions, plain, readcache, objects };
+}
+
+/** The names pi gave the fixture sessions (fork.jsonl's parentSession names readcache's). */
+const SESSION_FILES: Record<string, string> = {
+  "plain.jsonl": "2026-11-23T15-07-58-351Z_01a208f3-160e-72b5-8686-ba2de1245b15.jsonl",
+  "readcache.jsonl": "2026-11-23T15-07-59-474Z_01a208f3-1a71-72f0-97d2-a951f7008660.jsonl",
+  "fork.jsonl": "2026-11-23T15-08-00-066Z_01a208f3-1cc2-757a-be2c-863a8e150111.jsonl",
+  "legacy.jsonl": "2026-11-23T15-08-03-000Z_01a208f3-2000-7000-8000-000000000002.jsonl",
+};
+
+/** Copies a fixture session into pi's sessions directory, placeholders replaced. */
+async function placeSession(
+  w: Pick<World, "work" | "sessions">,
+  name: string,
+  file: string,
+  mtime: Date,
+): Promise<string> {
+  const text = (await Deno.readTextFile(join(FIXTURES, name))).replaceAll("@CWD@", w.work)
+    .replaceAll("@SESSIONS@", w.sessions);
+  const path = join(w.sessions, file);
+  await Deno.writeTextFile(path, text);
+  await Deno.utime(path, mtime, mtime);
+  return path;
 }
 
 interface Run {
@@ -142,6 +152,9 @@ interface RawEntry {
   type: string;
   id?: string;
   parentId?: string | null;
+  parentSession?: string;
+  customType?: string;
+  data?: { kind?: string; pathKey?: string; scopeKey?: string };
   message?: {
     role?: string;
     toolName?: string;
@@ -161,6 +174,7 @@ interface RawMeta {
   rangeStart: number;
   rangeEnd: number;
   bytes: number;
+  debug?: unknown;
 }
 
 async function rawEntries(file: string): Promise<RawEntry[]> {
@@ -1028,6 +1042,179 @@ Deno.test("npm launcher (cli/readcache.mjs under Node): arguments, output and ex
     const status = await run(["status", "--latest", "--json"]);
     assert.equal(status.code, 0);
     assert.equal(json<StatusJson>({ ...status, stderr: "" }).sessionFile, w.readcache);
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
+
+// ---- a session made by /fork, and one written by pi-readcache 0.2 ------------------------------
+
+/** The scopes the model holds: reads after the last compaction on the branch, less refreshes. */
+function heldScopes(branch: RawEntry[]): Set<string> {
+  const held = new Map<string, string>();
+  for (const e of branch.slice(branch.findLastIndex((e) => e.type === "compaction") + 1)) {
+    const m = isRead(e) ? e.message?.details?.readcache : undefined;
+    if (m) held.set(`${m.pathKey} ${m.scopeKey}`, m.pathKey);
+    if (e.type === "custom" && e.customType === "pi-readcache" && e.data?.kind === "invalidate") {
+      for (const [key, path] of held) {
+        if (
+          path === e.data.pathKey &&
+          (e.data.scopeKey === "full" || key === `${path} ${e.data.scopeKey}`)
+        ) held.delete(key);
+      }
+    }
+  }
+  return new Set(held.keys());
+}
+
+/** byMode of `savings --json` without the zero counts. */
+const nonZero = (m: Record<string, number>) =>
+  Object.fromEntries(Object.entries(m).filter(([, n]) => n !== 0));
+
+Deno.test("fork: a session made by pi's /fork is read from its own file only; status and savings from the JSONL", async () => {
+  const w = await makeWorld();
+  try {
+    const fork = await placeSession(
+      w,
+      "fork.jsonl",
+      SESSION_FILES["fork.jsonl"],
+      new Date(Date.now() - HOUR / 2),
+    );
+    const entries = await rawEntries(fork);
+    const body = entries.filter((e) => e.type !== "session");
+    const parentBody = (await rawEntries(w.readcache)).filter((e) => e.type !== "session");
+
+    // what pi wrote: the header names the original; the copied entries are the original's
+    assert.equal(entries[0].type, "session");
+    assert.equal(entries[0].parentSession, w.readcache);
+    const parentById = new Map(parentBody.map((e) => [e.id, e]));
+    const copied = body.filter((e) => parentById.has(e.id));
+    assert.ok(copied.length > 0 && copied.length < body.length, "a copied branch, then its own");
+    assert.deepEqual(body.slice(0, copied.length), copied, "the copy comes first");
+    for (const e of copied) assert.deepEqual(e, parentById.get(e.id));
+    const forkReads = body.filter(isRead);
+    const ownReads = body.slice(copied.length).filter(isRead);
+    const parentReads = parentBody.filter(isRead);
+    assert.ok(ownReads.length > 0, "reads made in the fork");
+    assert.ok(
+      parentReads.some((e) => !copied.includes(parentById.get(e.id)!)) &&
+        parentReads.length !== forkReads.length,
+      "reads of the original the fork never saw",
+    );
+
+    let r!: Run;
+    await assertUnchanged(w, async () => r = await cli(w, ["status", fork, "--json"]));
+    assert.equal(r.code, 0, r.stderr);
+    const s = json<StatusJson>(r);
+    assert.equal(s.sessionFile, fork);
+    assert.equal(s.cwd, w.work);
+    const branch = branchOf(body);
+    assert.equal(s.leafId, body.at(-1)!.id);
+    assert.equal(s.wholeSession.entries, body.length, "the fork's entries, not the original's");
+    assert.equal(s.branch.entries, branch.length);
+    assert.equal(s.branch.compactions, 1);
+    assert.equal(s.wholeSession.reads.reads, forkReads.length);
+    assert.deepEqual(nonZero(s.wholeSession.reads.byMode), countModes(forkReads));
+    assert.deepEqual(nonZero(s.branch.reads.byMode), countModes(branch.filter(isRead)));
+    assert.equal(s.branch.reads.servedBytes, forkReads.reduce((n, e) => n + utf8(textOf(e)), 0));
+    assert.equal(s.branch.reads.estimatedPlainBytes, estimate(branch.filter(isRead)).plain);
+    assert.equal(s.branch.reads.estimatedTokensSaved, estimate(branch.filter(isRead)).tokens);
+    const held = new Set(s.held.map((h) => `${h.pathKey} ${h.scope}`));
+    assert.deepEqual(held, heldScopes(branch));
+    // lines 50-60 of src/app.py were read again only in the original, after the fork point
+    assert.ok(!held.has(`${join(w.work, "src/app.py")} r:50:60`), [...held].join("\n"));
+    const parent = json<StatusJson>(await cli(w, ["status", w.readcache, "--json"]));
+    assert.ok(parent.held.some((h) => h.path === "src/app.py" && h.scope === "r:50:60"));
+    assert.equal(parent.wholeSession.reads.reads, parentReads.length);
+
+    // --latest: the fork is the newest session of the project
+    const latest = json<StatusJson>(await cli(w, ["status", "--latest", "--json"]));
+    assert.equal(latest.sessionFile, fork);
+
+    // savings over the fork alone: its reads, once
+    await assertUnchanged(w, async () => r = await cli(w, ["savings", fork, "--json"]));
+    assert.equal(r.code, 0, r.stderr);
+    const sv = json<SavingsJson>(r);
+    assert.equal(sv.totals.sessions, 1);
+    assert.equal(sv.sessions[0].file, fork);
+    assert.equal(sv.sessions[0].withReadcache, true);
+    assert.equal(sv.sessions[0].reads, forkReads.length);
+    assert.deepEqual(nonZero(sv.sessions[0].byMode), countModes(forkReads));
+    assert.equal(sv.sessions[0].readcacheBytes, s.branch.reads.servedBytes);
+    assert.equal(sv.sessions[0].piBytes, estimate(forkReads).plain);
+    assert.equal(sv.totals.reads, forkReads.length);
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
+
+Deno.test("pi-readcache 0.2 metadata: counts like ours, the extra debug field ignored, its refreshes honoured", async () => {
+  const w = await makeWorld();
+  try {
+    const legacy = await placeSession(
+      w,
+      "legacy.jsonl",
+      SESSION_FILES["legacy.jsonl"],
+      new Date(Date.now() - HOUR / 2),
+    );
+    const body = (await rawEntries(legacy)).filter((e) => e.type !== "session");
+    const ours = (await rawEntries(w.readcache)).filter((e) => e.type !== "session");
+    const reads = body.filter(isRead);
+    assert.ok(reads.length > 0);
+    assert.ok(reads.every((e) => typeof e.message?.details?.readcache?.debug === "object"));
+    const refreshes = body.filter((e) => e.type === "custom" && e.customType === "pi-readcache");
+    assert.equal(refreshes.length, 2);
+    // without debug, the read results are ours byte for byte
+    const strip = (e: RawEntry) => {
+      const c = structuredClone(e);
+      delete c.message?.details?.readcache?.debug;
+      return c;
+    };
+    assert.deepEqual(reads.map(strip), ours.filter(isRead));
+
+    let r!: Run;
+    await assertUnchanged(w, async () => r = await cli(w, ["status", legacy, "--json"]));
+    assert.equal(r.code, 0, r.stderr);
+    const s = json<StatusJson>(r);
+    const branch = branchOf(body);
+    assert.equal(s.sessionFile, legacy);
+    assert.equal(s.leafId, refreshes.at(-1)!.id);
+    assert.equal(s.wholeSession.entries, body.length);
+    assert.equal(s.branch.entries, branch.length);
+    assert.equal(s.wholeSession.reads.reads, reads.length);
+    assert.deepEqual(nonZero(s.wholeSession.reads.byMode), countModes(reads));
+    assert.deepEqual(nonZero(s.branch.reads.byMode), countModes(branch.filter(isRead)));
+    assert.equal(s.branch.reads.estimatedPlainBytes, estimate(branch.filter(isRead)).plain);
+    assert.equal(s.wholeSession.reads.estimatedTokensSaved, estimate(reads).tokens);
+    // the same figures as the session our extension wrote
+    const o = json<StatusJson>(await cli(w, ["status", w.readcache, "--json"]));
+    assert.deepEqual(s.branch.reads, o.branch.reads);
+    assert.deepEqual(s.wholeSession.reads, o.wholeSession.reads);
+    // held: ours less the refreshed scopes (all of notes.txt, lines 50-60 of src/app.py)
+    const held = new Set(s.held.map((h) => `${h.pathKey} ${h.scope}`));
+    assert.deepEqual(held, heldScopes(branch));
+    assert.deepEqual(
+      s.held.map((h) => `${h.path} ${h.scope}`).sort(),
+      ["src/app.py full", "src/util.py r:10:14"],
+    );
+    assert.equal(o.held.length, 4);
+
+    // savings: the same as for ours, and the test's own sums
+    await assertUnchanged(
+      w,
+      async () => r = await cli(w, ["savings", legacy, w.readcache, "--json"]),
+    );
+    assert.equal(r.code, 0, r.stderr);
+    const sv = json<SavingsJson>(r);
+    assert.equal(sv.totals.sessions, 2);
+    const l = sv.sessions.find((x) => x.file === legacy)!;
+    const m = sv.sessions.find((x) => x.file === w.readcache)!;
+    assert.equal(l.withReadcache, true);
+    assert.equal(l.reads, reads.length);
+    assert.deepEqual(nonZero(l.byMode), countModes(reads));
+    assert.equal(l.readcacheBytes, reads.reduce((n, e) => n + utf8(textOf(e)), 0));
+    assert.equal(l.piBytes, estimate(reads).plain);
+    assert.deepEqual({ ...l, file: "" }, { ...m, file: "" });
   } finally {
     await Deno.remove(w.root, { recursive: true });
   }
