@@ -47,20 +47,30 @@ export interface LineView {
 
 /**
  * The lines a read's metadata says the model was shown: the whole file
- * (`1..TO_END`) for scope `full`, else `rangeStart..rangeEnd`.
+ * (`1..TO_END`) for scope `full`; for a range that reaches the last line,
+ * `rangeStart..TO_END`, because the answer also showed where the file ends
+ * (a plain read without a continuation notice, a marker or diff header
+ * naming the total) — except an `unchanged_range` answered against a base
+ * with other content ("changes exist outside this range"), which says
+ * nothing about the end; else `rangeStart..rangeEnd`.
  *
  * @example
  * ```ts
  * import { viewLinesOf } from "@readcache/core";
- * viewLinesOf({ scopeKey: "r:5:9", rangeStart: 5, rangeEnd: 9 }); // { start: 5, end: 9 }
+ * viewLinesOf({ scopeKey: "r:5:9", rangeStart: 5, rangeEnd: 9, totalLines: 20, mode: "full",
+ *   servedHash: "h" }); // { start: 5, end: 9 }
  * ```
  */
 export function viewLinesOf(
-  meta: Pick<ReadCacheMetaV1, "scopeKey" | "rangeStart" | "rangeEnd">,
+  meta: Pick<
+    ReadCacheMetaV1,
+    "scopeKey" | "rangeStart" | "rangeEnd" | "totalLines" | "mode" | "servedHash" | "baseHash"
+  >,
 ): { start: number; end: number } {
-  return meta.scopeKey === FULL_SCOPE
-    ? { start: 1, end: TO_END }
-    : { start: meta.rangeStart, end: meta.rangeEnd };
+  if (meta.scopeKey === FULL_SCOPE) return { start: 1, end: TO_END };
+  const showsEnd = meta.rangeEnd === meta.totalLines &&
+    !(meta.mode === "unchanged_range" && meta.baseHash !== meta.servedHash);
+  return { start: meta.rangeStart, end: showsEnd ? TO_END : meta.rangeEnd };
 }
 
 /**
