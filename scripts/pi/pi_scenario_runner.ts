@@ -15,12 +15,14 @@ import { createReadcacheExtension, type PiCacheEvent } from "../../src/adapters/
 import { parseReadCacheMeta } from "../../src/core/meta.ts";
 import { locateRead } from "../../src/shell/read_service.ts";
 import {
+  applyFileStep,
   injectStoreFault,
+  readRequestOf,
   type ScenarioOutput,
   startsTurn,
   type StepResult,
+  turnReadSteps,
   writeVectorFile,
-  writeVectorSymlink,
 } from "../../src/conformance/session_simulator.ts";
 import type { Scenario, ScenarioStep } from "../../src/conformance/vector_schema.ts";
 import { FakePiHost } from "./pi_host.ts";
@@ -33,10 +35,9 @@ export interface PiRunOptions {
 
 type ReadStep = Extract<ScenarioStep, { op: "read" }>;
 
+/** The `read` tool's arguments for a read step: the request plus `bypass_cache`. */
 function readArgs(s: ReadStep): Record<string, unknown> {
-  const args: Record<string, unknown> = { path: s.path };
-  if (s.offset !== undefined) args.offset = s.offset;
-  if (s.limit !== undefined) args.limit = s.limit;
+  const args: Record<string, unknown> = { ...readRequestOf(s) };
   if (s.bypass !== undefined) args.bypass_cache = s.bypass;
   return args;
 }
@@ -109,14 +110,7 @@ async function run(
       case "read": {
         if (startsTurn(vector.steps, index)) {
           // one assistant message carries every read call of this turn
-          const turn: number[] = [];
-          for (let i = index; i < vector.steps.length; i++) {
-            const t = vector.steps[i];
-            if (t.op === "read") {
-              if (i !== index && startsTurn(vector.steps, i)) break;
-              turn.push(i);
-            } else if (!["write", "remove", "symlink", "storeFault"].includes(t.op)) break;
-          }
+          const turn = turnReadSteps(vector.steps, index);
           const ids = host.assistantToolCalls(
             turn.map((i) => ({ name: "read", args: readArgs(vector.steps[i] as ReadStep) })),
           );
@@ -144,13 +138,9 @@ async function run(
         return;
       }
       case "write":
-        write(s.path, s.content);
-        return;
       case "remove":
-        rmSync(join(cwd, s.path), { force: true });
-        return;
       case "symlink":
-        writeVectorSymlink(cwd, s.path, s.target);
+        applyFileStep(cwd, s);
         return;
       case "message":
         host.userMessage(`message at step ${index}`);

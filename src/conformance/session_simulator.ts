@@ -56,6 +56,51 @@ interface Session {
 const FILE_OPS: ReadonlySet<string> = new Set(["write", "remove", "symlink", "storeFault"]);
 
 /**
+ * The read steps of the turn that the read step at `index` starts (SPEC §10):
+ * it and the following read steps up to the next one that starts a turn,
+ * skipping file changes; stops at any other step.
+ */
+export function turnReadSteps(steps: readonly ScenarioStep[], index: number): number[] {
+  const turn: number[] = [];
+  for (let i = index; i < steps.length; i++) {
+    const s = steps[i];
+    if (s.op === "read") {
+      if (i !== index && startsTurn(steps, i)) break;
+      turn.push(i);
+    } else if (!FILE_OPS.has(s.op)) break;
+  }
+  return turn;
+}
+
+/** The arguments of a read step as a read request (path, offset, limit). */
+export function readRequestOf(step: ScenarioStep & { op: "read" }): ReadRequest {
+  const req: ReadRequest = { path: step.path };
+  if (step.offset !== undefined) req.offset = step.offset;
+  if (step.limit !== undefined) req.limit = step.limit;
+  return req;
+}
+
+/**
+ * Applies a step that only changes files (`write`, `remove`, `symlink`) in
+ * `cwd`; false for any other step. Both ports apply them this way.
+ */
+export function applyFileStep(cwd: string, step: ScenarioStep): boolean {
+  switch (step.op) {
+    case "write":
+      writeVectorFile(cwd, step.path, step.content);
+      return true;
+    case "remove":
+      rmSync(join(cwd, step.path), { force: true });
+      return true;
+    case "symlink":
+      writeVectorSymlink(cwd, step.path, step.target);
+      return true;
+    default:
+      return false;
+  }
+}
+
+/**
  * True when the read step at `index` starts a new turn (a new assistant
  * message): it does unless the previous read step, with only file changes in
  * between, was served in flight (`persist: false`) — the reads of one turn
@@ -172,9 +217,7 @@ export async function runScenario(
       case "read": {
         // the assistant message that carries this call (and the next in-flight ones)
         if (startsTurn(vector.steps, index)) append({ kind: "other" });
-        const args: ReadRequest = { path: step.path };
-        if (step.offset !== undefined) args.offset = step.offset;
-        if (step.limit !== undefined) args.limit = step.limit;
+        const args = readRequestOf(step);
         const callId = `call-${index}`;
         try {
           session.knowledge.sync(branch());
@@ -208,13 +251,9 @@ export async function runScenario(
         return;
       }
       case "write":
-        write(step.path, step.content);
-        return;
       case "remove":
-        rmSync(join(cwd, step.path), { force: true });
-        return;
       case "symlink":
-        writeVectorSymlink(cwd, step.path, step.target);
+        applyFileStep(cwd, step);
         return;
       case "message":
         append({ kind: "other" });
