@@ -64,9 +64,19 @@ export const DEFAULT_SENSITIVE_PATTERNS: readonly string[] = [
   ".docker/config.json",
 ];
 
+/** Compiled segment patterns (a memo: patterns come from configuration, a small set). */
+const compiled = new Map<string, RegExp>();
+
 function toRegExp(pattern: string): RegExp {
-  const body = pattern.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(".*");
-  return new RegExp(`^${body}$`, "i");
+  let re = compiled.get(pattern);
+  if (re === undefined) {
+    const body = pattern.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join(
+      ".*",
+    );
+    re = new RegExp(`^${body}$`, "i");
+    if (compiled.size < 10_000) compiled.set(pattern, re);
+  }
+  return re;
 }
 
 /**
