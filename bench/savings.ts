@@ -141,8 +141,12 @@ async function run(w: Workload): Promise<Tally> {
     let salt = 1;
     for (const s of w.steps) {
       if (s.op === "forget") cache.forget();
-      else if (s.op === "write") writeFileSync(join(cwd, s.path), source(s.path, s.lines, salt++));
-      else if (s.op === "edit") {
+      else if (s.op === "write") {
+        // the agent's write tool: the file, and the content in the model's context (SPEC §5.8)
+        const content = source(s.path, s.lines, salt++);
+        writeFileSync(join(cwd, s.path), content);
+        cache.wrote(s.path, content);
+      } else if (s.op === "edit") {
         const lines = readFileSync(join(cwd, s.path), "utf8").split("\n");
         const i = Math.min(s.line, lines.length - 1) - 1;
         lines[i] = `${lines[i]} // edited ${salt++}`;

@@ -113,3 +113,32 @@ Deno.test(
     );
   }),
 );
+
+Deno.test(
+  "own linear session: what the model wrote is unchanged on the next read; another content is not",
+  withCwd(async (cwd) => {
+    const cache = createReadCache({ cwd, store: "memory" });
+    writeFileSync(join(cwd, "w.ts"), TEXT);
+    cache.wrote("w.ts", TEXT);
+    assert.equal((await cache.read({ path: "w.ts" })).text, "[readcache: unchanged, 41 lines]");
+    // the file is not what the model wrote (a formatter rewrote it) and no read stored what it
+    // wrote: the whole text
+    const written = TEXT + "// v\n";
+    const formatted = written.replace("line 7:", "line seven:");
+    writeFileSync(join(cwd, "v.ts"), formatted);
+    cache.wrote("v.ts", written);
+    const v = await cache.read({ path: "v.ts" });
+    assert.equal(v.mode, "baseline_fallback");
+    assert.equal(v.text, formatted);
+    // after the read that stored it, a change to the written file is a diff against it
+    writeFileSync(join(cwd, "w.ts"), TEXT.replace("line 30:", "line thirty:"));
+    const d = await cache.read({ path: "w.ts" });
+    assert.equal(d.mode, "diff");
+    assert.ok(d.text.includes("+line thirty: some words of this file"));
+    // a write the model made before the context was forgotten counts for nothing
+    cache.wrote("x.ts", TEXT);
+    writeFileSync(join(cwd, "x.ts"), TEXT);
+    cache.forget();
+    assert.equal((await cache.read({ path: "x.ts" })).mode, "full");
+  }),
+);

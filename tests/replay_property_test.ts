@@ -132,3 +132,84 @@ Deno.test("trust functions do not modify their input state", () => {
     }),
   );
 });
+
+// Entries that name files under several identities (a name that is a symlink to /a or /b), write
+// results, assistant messages with file changes: events join identities into groups, which the
+// cursor folds when first asked (SPEC §6.4).
+const ids = ["/a", "/b"];
+const names = ["/a", "/b", "/link"];
+const callArb = fc.record({ name: fc.constantFrom(...names), pathKey: fc.constantFrom(...ids) });
+const linkedArb = fc.oneof(
+  {
+    weight: 5,
+    arbitrary: fc.tuple(metaArb, callArb, fc.constantFrom("c1", "c2", "c3")).map((
+      [meta, call, callId],
+    ) => ({ kind: "read" as const, meta: { ...meta, pathKey: call.pathKey }, call, callId })),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.tuple(callArb, fc.constantFrom("h0", "h1"), fc.constantFrom("c1", "c2", "c3"))
+      .map(([call, hash, callId]) => ({
+        kind: "wrote" as const,
+        call,
+        hash: hash === "h0" ? "a".repeat(64) : "b".repeat(64),
+        callId,
+      })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(callArb, fc.constantFrom("c1", "c2", "c3")).map(([call, callId]) => ({
+      kind: "other" as const,
+      changes: [{ callId, call }],
+    })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom("c1", "c2", "c3").map((callId) => ({
+      kind: "other" as const,
+      toolResult: true,
+      callId,
+    })),
+  },
+  { weight: 1, arbitrary: kindArb },
+);
+const linkedTreeArb = fc.array(fc.tuple(linkedArb, fc.nat(), fc.boolean()), {
+  minLength: 1,
+  maxLength: 40,
+}).map((items) =>
+  items.map(([k, p, extendLast], i): ReplayEntry =>
+    ({
+      ...k,
+      id: `e${i}`,
+      parentId: i === 0 ? null : `e${extendLast ? i - 1 : p % i}`,
+    }) as ReplayEntry
+  )
+);
+
+Deno.test("asking about files at any moment of a walk gives what one replay at the end gives", () => {
+  const ask = (c: ReplayCursor, id: string) => ({
+    trust: c.pathTrust(id),
+    keyViews: c.keyViews(id),
+    nameViews: c.nameViews(id),
+  });
+  fc.assert(
+    fc.property(
+      linkedTreeArb,
+      fc.array(fc.tuple(fc.nat(), fc.constantFrom(...names)), { minLength: 1, maxLength: 12 }),
+      (tree, walk) => {
+        const cursor = new ReplayCursor();
+        for (const [w, asked] of walk) {
+          const branch = activeBranch(tree, tree[w % tree.length].id);
+          cursor.advance(branch);
+          ask(cursor, asked); // folds this file's group now, before later events join groups
+          const fresh = new ReplayCursor();
+          fresh.advance(branch);
+          for (const id of [...names].reverse()) assert.deepEqual(ask(cursor, id), ask(fresh, id));
+          assert.deepEqual(cursor.snapshot(), fresh.snapshot());
+          assert.deepEqual(cursor.pendingChanges(), fresh.pendingChanges());
+        }
+      },
+    ),
+    { numRuns: 400 },
+  );
+});

@@ -2,7 +2,8 @@
 // through a port and checks every cached answer against what the model was
 // shown (tests/pi/support/oracle/). Prints, per port, the shrunk counterexamples
 // as scenario vector JSON and a final line
-// `N sessions, N reads, N cached answers, N unsafe`; exits 1 when any answer
+// `N sessions, N reads, N cached answers, N unsafe` (after a line with the
+// write calls and the cached answers on files the model wrote); exits 1 when any answer
 // is unsafe (2 when a port could not run a generated vector).
 //
 //   deno task oracle [--sessions N] [--seed S] [--port reference|pi|pi-no-events|all]
@@ -113,6 +114,9 @@ function report(port: PortName, r: OracleResult, seconds: number): void {
     `port ${port}, seed ${seed}: ${seconds.toFixed(1)} s; modes ${
       Object.entries(r.modes).map(([m, n]) => `${m} ${n}`).join(", ")
     }`,
+  );
+  console.log(
+    `${r.writes} write calls, ${r.cachedOnWritten} cached answers on names the model wrote`,
   );
   console.log(
     `${r.sessions} sessions, ${r.reads} reads, ${r.cachedAnswers} cached answers, ${r.unsafe.length} unsafe`,

@@ -9,9 +9,13 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SessionManager } from "@mariozechner/pi-coding-agent";
+import { createWriteToolDefinition, SessionManager } from "@mariozechner/pi-coding-agent";
 import { FsObjectStore } from "../../src/store/fs_object_store.ts";
-import { createReadcacheExtension, type PiCacheEvent } from "../../src/adapters/pi/extension.ts";
+import {
+  createReadcacheExtension,
+  type PiCacheEvent,
+  type PiToolDefinition,
+} from "../../src/adapters/pi/extension.ts";
 import { parseReadCacheMeta } from "../../src/core/meta.ts";
 import { locateRead } from "../../src/shell/read_service.ts";
 import {
@@ -21,7 +25,7 @@ import {
   type ScenarioOutput,
   startsTurn,
   type StepResult,
-  turnReadSteps,
+  turnCallSteps,
   writeVectorFile,
 } from "../../src/conformance/session_simulator.ts";
 import type { Scenario, ScenarioStep } from "../../src/conformance/vector_schema.ts";
@@ -34,6 +38,14 @@ export interface PiRunOptions {
 }
 
 type ReadStep = Extract<ScenarioStep, { op: "read" }>;
+type CallStep = Extract<ScenarioStep, { op: "read" | "writeTool" }>;
+
+/** The tool call a call step makes: pi's `read` (our override) or pi's own `write`. */
+function toolCallOf(s: CallStep): { name: string; args: Record<string, unknown> } {
+  return s.op === "read"
+    ? { name: "read", args: readArgs(s) }
+    : { name: "write", args: { path: s.path, content: s.content } };
+}
 
 /** The `read` tool's arguments for a read step: the request plus `bypass_cache`. */
 function readArgs(s: ReadStep): Record<string, unknown> {
@@ -81,6 +93,8 @@ async function run(
   const store = FsObjectStore.forCwd(cwd);
   const start = (session: SessionManager): FakePiHost => {
     const host = new FakePiHost(session, cwd);
+    // pi's own write tool, as pi registers it next to the extension's read
+    host.registerTool(createWriteToolDefinition(cwd) as unknown as PiToolDefinition);
     createReadcacheExtension({ config, home: () => home })(host);
     if (events) host.emit("session_start");
     return host;
@@ -95,7 +109,13 @@ async function run(
       : SessionManager.create(cwd, sessionDir),
   );
   const labels = new Map<string, string>();
-  const callIds = new Map<number, string>(); // read step index -> tool call id
+  const callIds = new Map<number, string>(); // call step index -> tool call id
+  const startTurn = (index: number) => {
+    // one assistant message carries every call of this turn
+    const turn = turnCallSteps(vector.steps, index);
+    const ids = host.assistantToolCalls(turn.map((i) => toolCallOf(vector.steps[i] as CallStep)));
+    turn.forEach((i, k) => callIds.set(i, ids[k]));
+  };
   const lastServed = new Map<string, string>(); // pathKey -> servedHash
   const results: StepResult[] = [];
 
@@ -108,14 +128,7 @@ async function run(
   const step = async (s: ScenarioStep, index: number): Promise<void> => {
     switch (s.op) {
       case "read": {
-        if (startsTurn(vector.steps, index)) {
-          // one assistant message carries every read call of this turn
-          const turn = turnReadSteps(vector.steps, index);
-          const ids = host.assistantToolCalls(
-            turn.map((i) => ({ name: "read", args: readArgs(vector.steps[i] as ReadStep) })),
-          );
-          turn.forEach((i, k) => callIds.set(i, ids[k]));
-        }
+        if (startsTurn(vector.steps, index)) startTurn(index);
         const args = readArgs(s);
         const out = await host.runTool(callIds.get(index)!, "read", args, {
           persist: s.persist !== false,
@@ -135,6 +148,15 @@ async function run(
           lastServed.set(meta.pathKey, meta.servedHash);
         }
         results.push(r);
+        return;
+      }
+      case "writeTool": {
+        if (startsTurn(vector.steps, index)) startTurn(index);
+        const { name, args } = toolCallOf(s);
+        const out = await host.runTool(callIds.get(index)!, name, args, {
+          persist: s.persist !== false,
+        });
+        if (!out.ok) throw new Error(`step ${index}: pi's write failed: ${out.error}`);
         return;
       }
       case "write":

@@ -17,8 +17,15 @@ import { FsObjectStore } from "../store/fs_object_store.ts";
 import type { DecisionConfig, ReadDecision } from "../core/decision.ts";
 import { BranchKnowledge } from "../core/knowledge.ts";
 import type { ReadRequest } from "../core/range.ts";
-import { locateRead, resolveCall, resolveInvalidation, serveRead } from "../shell/read_service.ts";
-import { activeBranch, type ReadCall, type ReplayEntry } from "../core/replay.ts";
+import {
+  locateRead,
+  resolveCall,
+  resolveInvalidation,
+  resolveWriteCall,
+  resolveWriteTarget,
+  serveRead,
+} from "../shell/read_service.ts";
+import { activeBranch, type FileChange, type ReadCall, type ReplayEntry } from "../core/replay.ts";
 import type { Scenario, ScenarioStep } from "./vector_schema.ts";
 
 /** One result line of the port contract. */
@@ -38,8 +45,11 @@ type EntryBody = ReplayEntry extends infer E
   ? E extends ReplayEntry ? Omit<E, "id" | "parentId"> : never
   : never;
 
-/** A session entry: a replay entry, plus the raw arguments of the call a read result answers. */
-type SimEntry = ReplayEntry & { args?: ReadRequest };
+/**
+ * A session entry: a replay entry, plus the raw arguments of the call a read
+ * result answers, or of the write call a tool result answers.
+ */
+type SimEntry = ReplayEntry & { args?: ReadRequest; writeArgs?: { path: string; content: string } };
 
 interface Session {
   entries: SimEntry[];
@@ -55,16 +65,21 @@ interface Session {
 
 const FILE_OPS: ReadonlySet<string> = new Set(["write", "remove", "symlink", "storeFault"]);
 
+/** A step that is a tool call of the model: a read or a write with the write tool. */
+function isCall(s: ScenarioStep): s is ScenarioStep & { op: "read" | "writeTool" } {
+  return s.op === "read" || s.op === "writeTool";
+}
+
 /**
- * The read steps of the turn that the read step at `index` starts (SPEC §10):
- * it and the following read steps up to the next one that starts a turn,
- * skipping file changes; stops at any other step.
+ * The tool-call steps (`read`, `writeTool`) of the turn that the call step at
+ * `index` starts (SPEC §10): it and the following call steps up to the next
+ * one that starts a turn, skipping file changes; stops at any other step.
  */
-export function turnReadSteps(steps: readonly ScenarioStep[], index: number): number[] {
+export function turnCallSteps(steps: readonly ScenarioStep[], index: number): number[] {
   const turn: number[] = [];
   for (let i = index; i < steps.length; i++) {
     const s = steps[i];
-    if (s.op === "read") {
+    if (isCall(s)) {
       if (i !== index && startsTurn(steps, i)) break;
       turn.push(i);
     } else if (!FILE_OPS.has(s.op)) break;
@@ -101,15 +116,15 @@ export function applyFileStep(cwd: string, step: ScenarioStep): boolean {
 }
 
 /**
- * True when the read step at `index` starts a new turn (a new assistant
- * message): it does unless the previous read step, with only file changes in
- * between, was served in flight (`persist: false`) — the reads of one turn
- * are the calls of one assistant message.
+ * True when the call step at `index` starts a new turn (a new assistant
+ * message): it does unless the previous call step, with only file changes in
+ * between, was still in flight (`persist: false`) — the calls of one turn are
+ * the calls of one assistant message.
  */
 export function startsTurn(steps: readonly ScenarioStep[], index: number): boolean {
   for (let i = index - 1; i >= 0; i--) {
     const s = steps[i];
-    if (s.op === "read") return s.persist !== false;
+    if (isCall(s)) return s.persist !== false;
     if (!FILE_OPS.has(s.op)) return true;
   }
   return true;
@@ -197,13 +212,23 @@ export async function runScenario(
   const lastServed = new Map<string, string>();
   const results: StepResult[] = [];
 
-  const append = (e: EntryBody & { args?: ReadRequest }): string => {
+  const append = (e: EntryBody & Pick<SimEntry, "args" | "writeArgs">): string => {
     const id = nextId();
     session.entries.push({ ...e, id, parentId: session.leaf } as SimEntry);
     session.leaf = id;
     return id;
   };
+  const writes = new Map<string, { call: ReadCall; hash: string } | undefined>();
   const toReplay = (e: SimEntry): ReplayEntry => {
+    if (e.writeArgs !== undefined && e.kind === "other") {
+      // like the pi adapter: a write result is resolved when replay first sees it
+      if (!writes.has(e.id)) writes.set(e.id, resolveWriteCall(e.writeArgs, { cwd, home }));
+      const w = writes.get(e.id);
+      const { id, parentId } = e;
+      return w === undefined
+        ? { id, parentId, kind: "other", toolResult: true, callId: e.callId }
+        : { id, parentId, kind: "wrote", call: w.call, hash: w.hash, callId: e.callId };
+    }
     if (e.kind !== "read" || e.args === undefined) return e;
     const { args, ...rest } = e;
     if (!session.calls.has(e.id)) session.calls.set(e.id, resolveCall(args, { cwd, home }));
@@ -211,12 +236,21 @@ export async function runScenario(
     return call === undefined ? rest : { ...rest, call };
   };
   const branch = () => (activeBranch(session.entries, session.leaf) as SimEntry[]).map(toReplay);
+  /** The assistant message of the turn the call step at `index` starts, with its file changes. */
+  const startTurn = (index: number) => {
+    const changes: FileChange[] = [];
+    for (const i of turnCallSteps(vector.steps, index)) {
+      const call = resolveWriteTarget(vector.steps[i], { cwd, home });
+      if (vector.steps[i].op === "writeTool" && call) changes.push({ callId: `call-${i}`, call });
+    }
+    append(changes.length > 0 ? { kind: "other", changes } : { kind: "other" });
+  };
 
   const run = async (step: ScenarioStep, index: number): Promise<void> => {
     switch (step.op) {
       case "read": {
         // the assistant message that carries this call (and the next in-flight ones)
-        if (startsTurn(vector.steps, index)) append({ kind: "other" });
+        if (startsTurn(vector.steps, index)) startTurn(index);
         const args = readRequestOf(step);
         const callId = `call-${index}`;
         try {
@@ -245,8 +279,25 @@ export async function runScenario(
           if (meta) r.scope = meta.scopeKey;
           results.push(r);
         } catch (e) {
-          if (step.persist !== false) append({ kind: "other", toolResult: true });
+          if (step.persist !== false) append({ kind: "other", toolResult: true, callId });
           results.push({ step: index, error: e instanceof Error ? e.message : String(e) });
+        }
+        return;
+      }
+      case "writeTool": {
+        if (startsTurn(vector.steps, index)) startTurn(index);
+        // what pi's write tool does: create the directories, write the content as UTF-8
+        const target = resolveWriteTarget(step, { cwd, home });
+        if (target === undefined) throw new Error(`step ${index}: no path to write`);
+        mkdirSync(dirname(target.name), { recursive: true });
+        writeFileSync(target.name, step.content, "utf8");
+        if (step.persist !== false) {
+          append({
+            kind: "other",
+            toolResult: true,
+            callId: `call-${index}`,
+            writeArgs: { path: step.path, content: step.content },
+          });
         }
         return;
       }
@@ -290,11 +341,13 @@ export async function runScenario(
           knowledge: new BranchKnowledge(),
           calls: new Map(),
         };
+        writes.clear();
         return;
       case "restart":
         volatile = new MemoryObjectStore();
         session.knowledge = new BranchKnowledge();
         session.calls = new Map();
+        writes.clear();
         return;
       case "invalidate": {
         session.knowledge.sync(branch());

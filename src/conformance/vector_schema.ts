@@ -123,6 +123,17 @@ const replayEntry = z.discriminatedUnion("kind", [
   z.strictObject({
     id: z.string(),
     parentId: z.string().nullable(),
+    kind: z.literal("wrote"),
+    call: z.strictObject({
+      name: z.string().min(1),
+      pathKey: z.string().min(1),
+    }).describe("the file a successful write tool call wrote (SPEC §5.8)"),
+    hash: z.string().describe("SHA-256 of the UTF-8 bytes written; not a hash: ignored"),
+    callId: z.string().optional(),
+  }),
+  z.strictObject({
+    id: z.string(),
+    parentId: z.string().nullable(),
     kind: z.literal("invalidate"),
     data: z.unknown(),
   }),
@@ -218,7 +229,17 @@ export const ScenarioStepSchema = z.discriminatedUnion("op", [
     bypass: z.boolean().optional().describe("bypass_cache: serve the baseline and re-anchor"),
     expect: ReadExpectSchema,
   }),
-  z.strictObject({ op: z.literal("write"), path: z.string(), content: fileContent }),
+  z.strictObject({ op: z.literal("write"), path: z.string(), content: fileContent }).describe(
+    "a change the model did not make (another process, the user): files only",
+  ),
+  z.strictObject({
+    op: z.literal("writeTool"),
+    path: z.string(),
+    content: z.string(),
+    persist: z.boolean().optional().describe(
+      "false: a call of the current turn that has not returned yet (still in flight)",
+    ),
+  }).describe("the model writes a file with the host's write tool (SPEC §5.8)"),
   z.strictObject({ op: z.literal("remove"), path: z.string() }),
   z.strictObject({
     op: z.literal("symlink"),

@@ -164,7 +164,10 @@ export class BranchKnowledge {
       this.#apply(this.#branch);
       return;
     }
-    this.sync(known === -1 ? tail : this.#branch.slice(0, known + 1).concat(tail));
+    // the walk's own arrays become the synced branch (no copy)
+    this.#branch = known === -1 ? tail : this.#branch.slice(0, known + 1).concat(tail);
+    this.#index = undefined;
+    this.#apply(this.#branch);
   }
 
   /** Brings the replay to `branch` (root to leaf) and reconciles the overlay. */
@@ -186,7 +189,9 @@ export class BranchKnowledge {
     for (let i = from; i < branch.length; i++) {
       const e = branch[i];
       if (e.kind === "read") persisted.push({ index: i, entry: e });
-      else if (!(e.kind === "other" && e.toolResult === true)) barrier = i;
+      else if (!(e.kind === "wrote" || (e.kind === "other" && e.toolResult === true))) {
+        barrier = i;
+      }
     }
     const persistedIds = new Set<string>();
     for (const p of persisted) if (p.entry.callId !== undefined) persistedIds.add(p.entry.callId);
@@ -293,6 +298,14 @@ export class BranchKnowledge {
       ) return meta.scopeKey;
     }
     return this.#cursor.shownScope(pathKey, offset, limit);
+  }
+
+  /**
+   * Files targeted by file-changing calls (`write`, `edit`) of the current
+   * turn that have no result on the branch yet (SPEC §5.8).
+   */
+  pendingChanges(): ReadCall[] {
+    return this.#cursor.pendingChanges();
   }
 
   /** Trust of one file: replayed trust with the overlay applied on top. */

@@ -93,6 +93,12 @@ export interface ObjectStore {
    */
   get(hash: string): Promise<Uint8Array | undefined>;
   /**
+   * Cheap check that an object file exists under `hash` (its bytes are not
+   * verified: `get` does that). Optional: a caller without it stores again
+   * (`put` is idempotent).
+   */
+  has?(hash: string): Promise<boolean>;
+  /**
    * Count and total bytes of the stored objects. Read-only: a store that does
    * not exist yet gives `{ objects: 0, bytes: 0 }` and nothing is created.
    */
@@ -194,6 +200,19 @@ export class MemoryObjectStore implements ObjectStore {
     const stored = this.#objects.get(hash);
     if (stored === undefined || sha256Hex(stored) !== hash) return Promise.resolve(undefined);
     return Promise.resolve(stored.slice());
+  }
+
+  /**
+   * True when an object is stored under `hash` (corrupt or not).
+   *
+   * @example
+   * ```ts
+   * import { MemoryObjectStore, sha256Hex } from "@readcache/core";
+   * await new MemoryObjectStore().has(sha256Hex("x")); // false
+   * ```
+   */
+  has(hash: string): Promise<boolean> {
+    return Promise.resolve(this.#objects.has(hash));
   }
 
   /**

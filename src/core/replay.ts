@@ -19,11 +19,13 @@ import {
   type ReadCacheMetaV1,
   type ReadMode,
 } from "./meta.ts";
+import { isContentHash } from "./hash.ts";
 import { FULL_SCOPE, parseScopeKey, type ScopeKey, scopeKeyFor } from "./scope.ts";
 import {
   type PathTrust,
   pathTrustAfterInvalidation,
   pathTrustAfterRead,
+  pathTrustAfterWrite,
   type ScopeTrust,
   type TrustState,
 } from "./trust.ts";
@@ -87,6 +89,20 @@ export type ReplayEntry =
   | {
     id: string;
     parentId: string | null;
+    kind: "wrote";
+    /**
+     * A successful `write` tool call (SPEC §5.8): the model sent the whole
+     * content in its own tool-call arguments. `call` is the resolved target
+     * (no offset/limit), `hash` the SHA-256 of the UTF-8 bytes written.
+     */
+    call: ReadCall;
+    hash: string;
+    /** Tool call id of the write. */
+    callId?: string;
+  }
+  | {
+    id: string;
+    parentId: string | null;
     kind: "invalidate";
     /** Raw data of a `pi-readcache` custom entry. */
     data: unknown;
@@ -104,7 +120,32 @@ export type ReplayEntry =
     kind: "other";
     /** True for the result of a tool call (of any tool): it keeps the in-flight overlay. */
     toolResult?: boolean;
+    /** For a tool result: the id of the call it answers. */
+    callId?: string;
+    /**
+     * For an assistant message: its calls of file-changing tools (`write`,
+     * `edit`), each with the file it targets (SPEC §5.8).
+     */
+    changes?: readonly FileChange[];
   };
+
+/**
+ * A call of a file-changing tool (`write`, `edit`) made by an assistant
+ * message: until its result is on the branch, the model's newest view of the
+ * file is its own pending change (SPEC §5.8).
+ *
+ * @example
+ * ```ts
+ * import type { FileChange } from "@readcache/core";
+ * const c: FileChange = { callId: "call_2", call: { name: "/w/a.ts", pathKey: "/w/a.ts" } };
+ * ```
+ */
+export interface FileChange {
+  /** Tool call id. */
+  callId: string;
+  /** The file it targets (no offset/limit). */
+  call: ReadCall;
+}
 
 /**
  * Where the replay window of a branch starts.
@@ -195,7 +236,10 @@ function zeroCounts(): ModeCounts {
 export interface ReplaySnapshot {
   /** Trust derived from the replay window. */
   trust: TrustState;
-  /** Number of valid read-meta events in the window (the last `seq` used). */
+  /**
+   * Number of events in the window that took a `seq`: valid read-meta events
+   * and writes (the last `seq` used).
+   */
   seq: number;
   /** The replay window. */
   boundary: ReplayBoundary;
@@ -343,11 +387,42 @@ function derivedBaseHeld(
   });
 }
 
+/** One event of the replay window that concerns files, in branch order (`ord`). */
+type FileEvent =
+  | { ord: number; kind: "read"; meta?: ReadCacheMetaV1; call?: ReadCall; seq: number }
+  | { ord: number; kind: "wrote"; call: ReadCall; hash: string; seq: number }
+  | { ord: number; kind: "invalidate"; inv: ReadCacheInvalidationV1; seq: number }
+  | { ord: number; kind: "unknown"; call: ReadCall; seq: number };
+
+/** The folded trust and views of one group of identities, up to `upTo` of its events. */
+interface Folded {
+  trust: Map<string, PathTrust>;
+  keyViews: Map<string, LineView[]>;
+  nameViews: Map<string, LineView[]>;
+  upTo: number;
+  ignored: number;
+}
+
 /**
- * Incremental replay engine. Holds the trust and the model's views of one
- * branch and extends them by appended entries in O(new entries); when the
- * branch no longer continues the replayed one (the leaf moved elsewhere, or
- * a new compaction appeared) it replays from the latest compaction instead.
+ * Identities (`pathKey`s and names) that events connect, with their events:
+ * an event's effect depends only on the state of the identities it names, so
+ * each group folds on its own, when first asked (SPEC §6.4).
+ */
+interface Group {
+  events: FileEvent[];
+  folded?: Folded;
+}
+
+/**
+ * Incremental replay engine. Holds the replay of one branch and extends it by
+ * appended entries in O(new entries); when the branch no longer continues the
+ * replayed one (the leaf moved elsewhere, or a new compaction appeared) it
+ * replays from the latest compaction instead.
+ *
+ * Consuming entries only validates them, numbers them (`seq`) and files each
+ * event under the identities it names; the trust and views of a file are
+ * folded from its events when first asked for, and kept (SPEC §6.4). A cold
+ * read of one file folds that file only.
  *
  * The cursor owns its state and mutates it; use {@linkcode replayBranch} for a
  * one-shot pure replay.
@@ -362,35 +437,32 @@ function derivedBaseHeld(
  * ```
  */
 export class ReplayCursor {
-  #trust = new Map<string, PathTrust>();
-  #keyViews = new Map<string, LineView[]>();
-  #nameViews = new Map<string, LineView[]>();
+  /** Union-find parent of each identity; a root maps to itself. */
+  #parent = new Map<string, string>();
+  /** Events and folded state of each group, by root identity. */
+  #groups = new Map<string, Group>();
   #shown = new Map<string, ScopeKey>();
+  /** Branch index of the entry that started the current turn (the last non-result entry). */
+  #turnStart = -1;
+  /** Event order and `seq` at the start of the current turn (where its calls sit in context). */
+  #turnOrd = -1;
+  #turnSeq = 0;
+  /** File-changing calls of the current turn without a result yet, by call id. */
+  #pending = new Map<string, ReadCall>();
+  #ord = 0;
   #seq = 0;
   #boundary: ReplayBoundary = { startIndex: 0, compactionId: null };
   #consumed = 0;
   #leafId: string | null = null;
   #counts: ModeCounts = zeroCounts();
-  #ignored = 0;
   #last: "replayed" | "extended" | "unchanged" = "replayed";
-  readonly #sink: ViewSink = {
-    trust: (k) => this.#trust.get(k),
-    setTrust: (k, t) => {
-      if (t === undefined) this.#trust.delete(k);
-      else this.#trust.set(k, t);
-    },
-    addKeyView: (k, v) => this.#keyViews.set(k, addView(this.#keyViews.get(k) ?? [], v)),
-    addNameView: (n, v) => this.#nameViews.set(n, addView(this.#nameViews.get(n) ?? [], v)),
-    keyViews: (k) => this.#keyViews.get(k) ?? [],
-    nameViews: (n) => this.#nameViews.get(n) ?? [],
-  };
 
   /** How the last {@linkcode ReplayCursor.advance} call proceeded. */
   get lastAdvance(): "replayed" | "extended" | "unchanged" {
     return this.#last;
   }
 
-  /** Last `seq` used (valid read events in the window). */
+  /** Last `seq` used (events in the window that took one). */
   get seq(): number {
     return this.#seq;
   }
@@ -426,19 +498,19 @@ export class ReplayCursor {
     this.#consume(branch, this.#boundary.startIndex);
   }
 
-  /** Trust of one file, `undefined` when none. O(1). */
+  /** Trust of one file, `undefined` when none. */
   pathTrust(pathKey: string): PathTrust | undefined {
-    return this.#trust.get(pathKey);
+    return this.#fold(pathKey)?.trust.get(pathKey);
   }
 
   /** The model's views of a file under its canonical identity, oldest first. */
   keyViews(pathKey: string): readonly LineView[] {
-    return this.#keyViews.get(pathKey) ?? [];
+    return this.#fold(pathKey)?.keyViews.get(pathKey) ?? [];
   }
 
   /** The model's views of a file under a name it used, oldest first. */
   nameViews(name: string): readonly LineView[] {
-    return this.#nameViews.get(name) ?? [];
+    return this.#fold(name)?.nameViews.get(name) ?? [];
   }
 
   /**
@@ -450,28 +522,171 @@ export class ReplayCursor {
     return this.#shown.get(requestKey(pathKey, offset, limit));
   }
 
-  /** A frozen copy of the replay state. O(tracked files). */
+  /**
+   * Files that file-changing calls of the current turn target and that have
+   * no result on the branch yet (SPEC §5.8): a read of one of them must not
+   * be answered from the cache.
+   */
+  pendingChanges(): ReadCall[] {
+    return [...this.#pending.values()];
+  }
+
+  /** A frozen copy of the replay state. Folds every file. */
   snapshot(): ReplaySnapshot {
+    const trust: Record<string, PathTrust> = {};
+    let ignored = 0;
+    for (const root of this.#groups.keys()) {
+      const f = this.#fold(root)!;
+      for (const [k, t] of f.trust) trust[k] = t;
+      ignored += f.ignored;
+    }
     return {
-      trust: Object.fromEntries(this.#trust),
+      trust,
       seq: this.#seq,
       boundary: { ...this.#boundary },
       leafId: this.#leafId,
       windowSize: this.#consumed - this.#boundary.startIndex,
       modeCounts: { ...this.#counts },
-      ignoredReads: this.#ignored,
+      ignoredReads: ignored,
     };
   }
 
   #reset(boundary: ReplayBoundary): void {
-    this.#trust = new Map();
-    this.#keyViews = new Map();
-    this.#nameViews = new Map();
+    this.#parent = new Map();
+    this.#groups = new Map();
     this.#shown = new Map();
+    this.#turnStart = -1;
+    this.#turnOrd = this.#ord++;
+    this.#turnSeq = 0;
+    this.#pending = new Map();
     this.#seq = 0;
     this.#boundary = boundary;
     this.#counts = zeroCounts();
-    this.#ignored = 0;
+  }
+
+  #root(id: string): string | undefined {
+    let r = this.#parent.get(id);
+    if (r === undefined) return undefined;
+    while (r !== this.#parent.get(r)) {
+      const up: string = this.#parent.get(r)!;
+      this.#parent.set(r, this.#parent.get(up)!);
+      r = up;
+    }
+    this.#parent.set(id, r);
+    return r;
+  }
+
+  /**
+   * Files an event under every identity it names, joining their groups.
+   * `inOrder`: the event belongs earlier than events already filed (its
+   * `ord`); it is inserted in order and a group folded past it folds again.
+   */
+  #file(event: FileEvent, ids: readonly (string | undefined)[], inOrder = false): void {
+    let root: string | undefined;
+    for (const id of ids) {
+      if (id === undefined) continue;
+      let r = this.#root(id);
+      if (r === undefined) {
+        this.#parent.set(id, id);
+        r = id;
+      }
+      if (root === undefined) {
+        root = r;
+        if (!this.#groups.has(r)) this.#groups.set(r, { events: [] });
+      } else if (r !== root) {
+        // two groups meet: one group with both event lists in order, folded again when asked
+        const a = this.#groups.get(root)!;
+        const b = this.#groups.get(r) ?? { events: [] };
+        this.#parent.set(r, root);
+        this.#groups.delete(r);
+        a.events = mergeByOrd(a.events, b.events);
+        a.folded = undefined;
+      }
+    }
+    if (root === undefined) return;
+    const g = this.#groups.get(root)!;
+    let at = g.events.length;
+    if (inOrder) { while (at > 0 && g.events[at - 1].ord > event.ord) at--; }
+    g.events.splice(at, 0, event);
+    if (g.folded !== undefined && g.folded.upTo > at) g.folded = undefined;
+  }
+
+  /** The folded state of the group of `id`, brought up to its last event. */
+  #fold(id: string): Folded | undefined {
+    const root = this.#root(id);
+    if (root === undefined) return undefined;
+    const g = this.#groups.get(root)!;
+    const f: Folded = g.folded ??
+      { trust: new Map(), keyViews: new Map(), nameViews: new Map(), upTo: 0, ignored: 0 };
+    g.folded = f;
+    if (f.upTo === g.events.length) return f;
+    const sink: ViewSink = {
+      trust: (k) => f.trust.get(k),
+      setTrust: (k, t) => {
+        if (t === undefined) f.trust.delete(k);
+        else f.trust.set(k, t);
+      },
+      addKeyView: (k, v) => f.keyViews.set(k, addView(f.keyViews.get(k) ?? [], v)),
+      addNameView: (n, v) => f.nameViews.set(n, addView(f.nameViews.get(n) ?? [], v)),
+      keyViews: (k) => f.keyViews.get(k) ?? [],
+      nameViews: (n) => f.nameViews.get(n) ?? [],
+    };
+    for (; f.upTo < g.events.length; f.upTo++) {
+      const e = g.events[f.upTo];
+      if (e.kind === "read") {
+        if (applyReadEvent(sink, e.meta, e.call, e.seq) === "ignored") f.ignored++;
+      } else if (e.kind === "wrote") {
+        applyWriteEvent(sink, e.call, e.hash, e.seq);
+      } else if (e.kind === "invalidate") {
+        applyInvalidationEvent(sink, e.inv, e.seq);
+      } else {
+        const unknown: LineView = { seq: e.seq, start: 1, end: TO_END, hash: null };
+        sink.addKeyView(e.call.pathKey, unknown);
+        sink.addNameView(e.call.name, unknown);
+      }
+    }
+    return f;
+  }
+
+  /** True when a read result of the file of `call` lies in the current turn before `index`. */
+  #readInTurn(branch: readonly ReplayEntry[], index: number, call: ReadCall): boolean {
+    for (let j = Math.max(this.#turnStart + 1, this.#boundary.startIndex); j < index; j++) {
+      const e = branch[j];
+      if (e.kind !== "read") continue;
+      const key = (e.meta as { pathKey?: unknown } | undefined)?.pathKey;
+      const ids = [key, e.call?.pathKey, e.call?.name];
+      if (ids.includes(call.pathKey) || ids.includes(call.name)) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Makes the file of `call` unknown from the start of the current turn,
+   * where the call sits in the model's context: results of the turn that
+   * came after it (reads) stay newer (SPEC §5.8).
+   */
+  #unknownFromTurnStart(call: ReadCall): void {
+    const event: FileEvent = {
+      ord: this.#turnOrd,
+      kind: "unknown",
+      call,
+      seq: this.#turnSeq + 0.5,
+    };
+    this.#file(event, [call.pathKey, call.name], true);
+  }
+
+  /**
+   * A new assistant or user message ends the turn: a file-changing call that
+   * never got a result leaves its file unknown (the model sent a change it
+   * never saw confirmed) from the start of the turn, so only what reads of
+   * the turn showed stays known.
+   */
+  #endTurn(index: number): void {
+    for (const call of this.#pending.values()) this.#unknownFromTurnStart(call);
+    this.#pending.clear();
+    this.#turnStart = index;
+    this.#turnOrd = this.#ord++;
+    this.#turnSeq = this.#seq;
   }
 
   #consume(branch: readonly ReplayEntry[], from: number): void {
@@ -480,27 +695,83 @@ export class ReplayCursor {
       if (e.kind === "compaction") {
         this.#reset({ startIndex: i + 1, compactionId: e.id });
       } else if (e.kind === "read") {
+        if (e.callId !== undefined) this.#pending.delete(e.callId);
         const meta = e.meta === undefined ? undefined : parseReadCacheMeta(e.meta);
-        const outcome = applyReadEvent(this.#sink, meta, e.call, this.#seq + 1);
-        if (outcome !== "untrusted") {
-          if (e.call !== undefined) {
-            this.#shown.set(
-              requestKey(e.call.pathKey, e.call.offset, e.call.limit),
-              meta!.scopeKey,
-            );
+        const call = e.call;
+        const trusted = meta !== undefined && (call === undefined || metaMatchesCall(meta, call));
+        this.#file({ ord: this.#ord++, kind: "read", meta, call, seq: this.#seq + 1 }, [
+          meta?.pathKey,
+          call?.pathKey,
+          call?.name,
+        ]);
+        if (trusted) {
+          if (call !== undefined) {
+            this.#shown.set(requestKey(call.pathKey, call.offset, call.limit), meta.scopeKey);
           }
           this.#seq++;
-          this.#counts[meta!.mode]++;
-          if (outcome === "ignored") this.#ignored++;
+          this.#counts[meta.mode]++;
         }
+      } else if (e.kind === "wrote") {
+        if (e.callId !== undefined) this.#pending.delete(e.callId);
+        // The model sent the content in the assistant message that made the call, so a read
+        // result of the same file earlier in this turn is newer than the write: then the file is
+        // unknown from the turn start, below what the turn's reads showed (SPEC §5.8).
+        if (!isContentHash(e.hash)) continue;
+        if (this.#readInTurn(branch, i, e.call)) this.#unknownFromTurnStart(e.call);
+        else {
+          const { call, hash } = e;
+          this.#file({ ord: this.#ord++, kind: "wrote", call, hash, seq: ++this.#seq }, [
+            call.pathKey,
+            call.name,
+          ]);
+        }
+      } else if (e.kind === "other" && e.toolResult === true) {
+        if (e.callId !== undefined) this.#pending.delete(e.callId);
+      } else if (e.kind === "other") {
+        this.#endTurn(i);
+        for (const c of e.changes ?? []) this.#pending.set(c.callId, c.call);
       } else if (e.kind === "invalidate") {
         const inv = parseInvalidation(e.data);
-        if (inv) applyInvalidationEvent(this.#sink, inv, this.#seq + 1);
+        if (inv) {
+          this.#file({ ord: this.#ord++, kind: "invalidate", inv, seq: this.#seq + 1 }, [
+            inv.pathKey,
+          ]);
+        }
       }
     }
     this.#consumed = branch.length;
     this.#leafId = branch.length > 0 ? branch[branch.length - 1].id : null;
   }
+}
+
+/** Merges two event lists, each in branch order, into one in branch order. */
+function mergeByOrd(a: readonly FileEvent[], b: readonly FileEvent[]): FileEvent[] {
+  const out: FileEvent[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    if (j >= b.length || (i < a.length && a[i].ord < b[j].ord)) out.push(a[i++]);
+    else out.push(b[j++]);
+  }
+  return out;
+}
+
+/**
+ * Applies a successful `write` tool call (SPEC §5.8): the model holds the
+ * whole content it wrote, like a full read of it. Sets the full slot of the
+ * file to `hash` at `seq` and adds a whole-file view under its identity and
+ * its name.
+ *
+ * @example
+ * ```ts ignore
+ * applyWriteEvent(sink, { name: "/w/a.ts", pathKey: "/w/a.ts" }, sha256Hex("x\n"), cursorSeq + 1);
+ * ```
+ */
+export function applyWriteEvent(sink: ViewSink, call: ReadCall, hash: string, seq: number): void {
+  sink.setTrust(call.pathKey, pathTrustAfterWrite(sink.trust(call.pathKey), hash, seq));
+  const view: LineView = { seq, start: 1, end: TO_END, hash };
+  sink.addKeyView(call.pathKey, view);
+  sink.addNameView(call.name, view);
 }
 
 /** Key of a request (file, offset, limit) for {@linkcode ReplayCursor.shownScope}. */

@@ -83,6 +83,26 @@ function setScope(p: PathTrust | undefined, scope: ScopeKey, t: ScopeTrust): Pat
 }
 
 /**
+ * Trust of a file after a successful write of the model's own content
+ * (SPEC §5.8): the full slot holds `hash` at `seq`, like an anchor full read;
+ * range slots are kept (the newest-view rule decides whether they still back
+ * anything).
+ *
+ * @example
+ * ```ts
+ * import { pathTrustAfterWrite } from "@readcache/core";
+ * pathTrustAfterWrite(undefined, "h", 3); // { full: { hash: "h", seq: 3 }, ranges: {} }
+ * ```
+ */
+export function pathTrustAfterWrite(
+  current: PathTrust | undefined,
+  hash: string,
+  seq: number,
+): PathTrust {
+  return setScope(current, FULL_SCOPE, { hash, seq });
+}
+
+/**
  * Applies one read-meta event to the trust of its file, per the transition
  * table: anchor modes always set the slot; `unchanged` (full) needs
  * `trust(full).hash == baseHash == servedHash`; `diff` (full) needs

@@ -19,7 +19,7 @@ import type { DecisionConfig } from "../core/decision.ts";
 import { BranchKnowledge } from "../core/knowledge.ts";
 import type { ReadCacheMetaV1, ReadMode } from "../core/meta.ts";
 import { MemoryObjectStore, type ObjectStore } from "../core/object_store.ts";
-import { serveRead } from "./read_service.ts";
+import { resolveWriteCall, serveRead } from "./read_service.ts";
 import type { ReplayEntry } from "../core/replay.ts";
 import type { TruncationResult } from "../core/truncate.ts";
 
@@ -173,6 +173,43 @@ export class ReadCache {
       mode: served.decision.mode,
       details: served.decision.details,
     };
+  }
+
+  /**
+   * The model wrote `content` to `path` with a write tool, and the write
+   * succeeded (SPEC §5.8): the content is in its context (its own tool-call
+   * arguments), so the next read of the same bytes is `unchanged`. Only for
+   * the cache's own session; a host with a session tree records the write in
+   * its branch instead (a `wrote` entry, SPEC §11.3). Content that is not
+   * well-formed Unicode is not recorded.
+   *
+   * @example
+   * ```ts
+   * import { createReadCache } from "@readcache/core";
+   * import { writeFileSync } from "node:fs";
+   * import { join } from "node:path";
+   * const cwd = Deno.makeTempDirSync();
+   * const cache = createReadCache({ cwd, store: "memory" });
+   * writeFileSync(join(cwd, "new.ts"), "export const x = 1;\n");
+   * cache.wrote("new.ts", "export const x = 1;\n");
+   * (await cache.read({ path: "new.ts" })).mode; // "unchanged"
+   * ```
+   */
+  wrote(path: string, content: string): void {
+    const w = resolveWriteCall({ path, content }, {
+      cwd: this.#options.cwd,
+      home: this.#options.home ?? homedir(),
+    });
+    if (w === undefined) return;
+    const callId = `readcache-${++this.#calls}`;
+    // the assistant message that made the call, then its result
+    const msg: ReplayEntry = {
+      id: `${callId}-call`,
+      parentId: this.#own.at(-1)?.id ?? null,
+      kind: "other",
+      changes: [{ callId, call: w.call }],
+    };
+    this.#own.push(msg, { id: callId, parentId: msg.id, kind: "wrote", ...w, callId });
   }
 
   /**

@@ -19,6 +19,8 @@ import {
 } from "../core/decision.ts";
 import type { BranchKnowledge } from "../core/knowledge.ts";
 import type { ObjectStore } from "../core/object_store.ts";
+import { sha256Hex } from "../core/hash.ts";
+import { resolveToCwd } from "../core/path.ts";
 import { canonicalPathKey } from "../core/path_key.ts";
 import type { ReadCacheInvalidationV1 } from "../core/meta.ts";
 import { countLines, type ReadRequest, type ReadTarget, resolveReadTarget } from "../core/range.ts";
@@ -258,6 +260,75 @@ export function resolveCall(
   }
 }
 
+/**
+ * Resolves the arguments of a `write` tool call into the file it wrote and
+ * the hash of what it wrote (SPEC §5.8): the path as pi's `write` resolves it
+ * (`~` and `@` expanded, relative to `cwd`, no `path:N-M` shorthand) and the
+ * SHA-256 of the UTF-8 bytes of `content`. `undefined` when the arguments are
+ * not a path and a string content, or when the content is not well-formed
+ * Unicode (its bytes would not be the text the model sent).
+ *
+ * @example
+ * ```ts
+ * import { resolveWriteCall } from "@readcache/core";
+ * resolveWriteCall({ path: "/tmp/new.txt", content: "hi\n" }, { cwd: "/", home: "/root" })?.call;
+ * // { name: "/tmp/new.txt", pathKey: "/tmp/new.txt" }
+ * ```
+ */
+export function resolveWriteCall(
+  args: unknown,
+  deps: Pick<ReadServiceDeps, "cwd" | "home">,
+): { call: ReadCall; hash: string } | undefined {
+  const a = typeof args === "object" && args !== null ? args as Record<string, unknown> : {};
+  if (typeof a.content !== "string" || !a.content.isWellFormed()) return undefined;
+  const call = resolveWriteTarget(args, deps);
+  return call === undefined ? undefined : { call, hash: sha256Hex(a.content) };
+}
+
+/**
+ * The file a call of a file-changing tool (`write`, `edit`) targets: its
+ * `path` argument resolved as pi's write and edit tools resolve it (`~` and
+ * `@` expanded, relative to `cwd`, no `path:N-M` shorthand); `undefined`
+ * without a path.
+ *
+ * @example
+ * ```ts
+ * import { resolveWriteTarget } from "@readcache/core";
+ * resolveWriteTarget({ path: "/tmp/a.txt" }, { cwd: "/", home: "/root" });
+ * // { name: "/tmp/a.txt", pathKey: "/tmp/a.txt" }
+ * ```
+ */
+export function resolveWriteTarget(
+  args: unknown,
+  deps: Pick<ReadServiceDeps, "cwd" | "home">,
+): ReadCall | undefined {
+  const a = typeof args === "object" && args !== null ? args as Record<string, unknown> : {};
+  if (typeof a.path !== "string" || a.path === "") return undefined;
+  const name = resolveToCwd(a.path, { cwd: deps.cwd, home: deps.home, exists: () => false });
+  return { name, pathKey: canonicalPathKey(name, realpathOrUndefined) };
+}
+
+/**
+ * True when a file-changing call of the current turn that has not returned
+ * yet (`pending`, from `BranchKnowledge.pendingChanges`) targets the file of
+ * `call` (SPEC §5.8): the model's newest view of that file is then its own
+ * pending change, which no cached answer may assume either way. Matches by
+ * name or identity, the pending target's identity taken again now (the file
+ * may not have existed when the call was seen).
+ *
+ * @example
+ * ```ts
+ * import { writeInFlight } from "@readcache/core";
+ * writeInFlight({ name: "/w/a", pathKey: "/w/a" }, [{ name: "/w/a", pathKey: "/w/a" }]); // true
+ * ```
+ */
+export function writeInFlight(call: ReadCall, pending: readonly ReadCall[]): boolean {
+  const ids = new Set([call.name, call.pathKey]);
+  return pending.some((w) =>
+    ids.has(w.name) || ids.has(w.pathKey) || ids.has(realpathOrUndefined(w.name) ?? w.name)
+  );
+}
+
 function callOf(target: ReadTarget, pathKey: string): ReadCall {
   const call: ReadCall = { name: target.resolvedPath, pathKey };
   if (target.offset !== undefined) call.offset = target.offset;
@@ -317,7 +388,8 @@ export async function serveRead(
     limit: target.limit,
     bytes,
     knowledge: knowledge.file(pathKey, call.name),
-    bypass: req.bypass_cache === true,
+    // a change of this file pending in the same turn: serve it in full, like bypass_cache
+    bypass: req.bypass_cache === true || writeInFlight(call, knowledge.pendingChanges()),
     config: deps.config,
   });
   const inside = cfg.persistOutsideProject || isInsideProject(pathKey, deps.cwd);
@@ -329,8 +401,10 @@ export async function serveRead(
   if (signal?.aborted) throw abortError();
   const decision = decidePlan(plan, objects);
   // An answer whose content IS its base (unchanged, same hash) was stored when the base was
-  // served: no write (and no directory checks) on the warm path.
-  const alreadyStored = decision.reason === "hash_match";
+  // served, unless the base is what the model wrote (SPEC §5.8): one cheap existence check,
+  // no write and no directory checks on the warm path.
+  const alreadyStored = decision.reason === "hash_match" && decision.store !== undefined &&
+    stores.length > 0 && await knownStored(stores[0], decision.store.hash);
   if (decision.store && stores.length > 0 && !alreadyStored) {
     try {
       await stores[0].put(decision.store.hash, decision.store.bytes);
@@ -339,6 +413,19 @@ export async function serveRead(
     }
   }
   return { target, pathKey, call, decision };
+}
+
+/** Hashes each store held when last asked (this process): `has` once per content, not per read. */
+const storedMemo = new WeakMap<ObjectStore, Set<string>>();
+
+async function knownStored(store: ObjectStore, hash: string): Promise<boolean> {
+  let known = storedMemo.get(store);
+  if (known === undefined) storedMemo.set(store, known = new Set());
+  if (known.has(hash)) return true;
+  if (!(await store.has?.(hash) ?? false)) return false;
+  if (known.size >= 100_000) known.clear();
+  known.add(hash);
+  return true;
 }
 
 /**

@@ -616,6 +616,22 @@ export class FsObjectStore implements ObjectStore {
   }
 
   /**
+   * True when a regular file is stored under `hash` (one `lstat`; its bytes
+   * are not verified, `get` does that). Never throws, never creates anything.
+   *
+   * @example
+   * ```ts
+   * import { FsObjectStore } from "@readcache/core/fs";
+   * import { sha256Hex } from "@readcache/core";
+   * await FsObjectStore.forCwd("/nonexistent").has(sha256Hex("x")); // false
+   * ```
+   */
+  async has(hash: string): Promise<boolean> {
+    if (!isContentHash(hash) || this.#problem !== undefined) return false;
+    return await isRegularFile(join(this.#objectsDir, `sha256-${hash}.txt`));
+  }
+
+  /**
    * The verified bytes of `hash`, or `undefined` when missing, unreadable,
    * not a regular file (a link, named pipe, device, directory), larger than
    * {@linkcode FsObjectStore.maxObjectBytes}, corrupt (bytes do not hash to

@@ -342,6 +342,136 @@ Deno.test("oracle checker: wrong counts, wrong content, truncation, non-UTF-8", 
   );
 });
 
+const writeTool = (content: string, extra: Record<string, unknown> = {}) => ({
+  op: "writeTool",
+  path: "a.txt",
+  content,
+  ...extra,
+});
+
+Deno.test("oracle checker: what the model wrote is what it holds", () => {
+  const DIFF_BA = "[readcache: 2 lines changed of 6]\n--- a/a.txt\n+++ b/a.txt\n" +
+    "@@ -1,5 +1,5 @@\n l1\n-X\n+l2\n l3\n l4\n l5";
+  assert.deepEqual(
+    unsafeOf(session([
+      [writeTool(B), null],
+      [read(), unchanged(6)],
+      [read({ offset: 2, limit: 2 }), {
+        mode: "unchanged_range",
+        text: "[readcache: unchanged in lines 2-3 of 6]",
+      }],
+      [{ op: "write", path: "a.txt", content: A }, null], // someone else reverts it
+      [read(), { mode: "diff", text: DIFF_BA }],
+      // a new file, under another form of its name
+      [{ op: "writeTool", path: "@sub/new.txt", content: "n1\nn2" }, null],
+      [read({ path: "./sub/new.txt" }), unchanged(2)],
+      [read({ path: "sub/new.txt" }), full("n1\nn2")],
+    ])),
+    [],
+  );
+  // the file model applies the write: a plain output must show the written content
+  assert.deepEqual(unsafeOf(session([[writeTool(B), null], [read(), full(A)]])), [
+    "1 full:wrong-content",
+  ]);
+});
+
+Deno.test("oracle checker: a write that never returned leaves the name unknown", () => {
+  // the same bytes: true of the file, but the model does not know whether its write ran
+  assert.deepEqual(
+    unsafeOf(session([
+      [read(), full(A)],
+      [writeTool(A, { persist: false }), null],
+      [read({ path: "b.txt" }), full("b")], // the turn ends with another file's result
+      [read(), unchanged(6)],
+    ], { "a.txt": A, "b.txt": "b" })),
+    ["3 unchanged:unknown-line"],
+  );
+  // in its own turn too
+  assert.deepEqual(
+    unsafeOf(session([
+      [read(), full(A)],
+      [writeTool(A, { persist: false }), null],
+      [read({ persist: false }), unchanged(6)],
+    ])),
+    ["2 unchanged:unknown-line"],
+  );
+  // a later output shows the file again: known again, but only the lines it showed
+  assert.deepEqual(
+    unsafeOf(session([
+      [read(), full(A)],
+      [writeTool(A, { persist: false }), null],
+      [read(), full(A)],
+      [read(), unchanged(6)],
+    ])),
+    [],
+  );
+  assert.deepEqual(
+    unsafeOf(session([
+      [read(), full(A)],
+      [writeTool(A, { persist: false }), null],
+      [read({ offset: 1, limit: 1 }), {
+        mode: "full",
+        text: "l1\n\n[5 more lines in file. Use offset=2 to continue.]",
+      }],
+      [read(), unchanged(6)],
+    ])),
+    ["3 unchanged:unknown-line"],
+  );
+});
+
+Deno.test("oracle checker: a write counts from the start of its turn", () => {
+  // the read runs before the write in the same message: the model already holds B
+  assert.deepEqual(
+    unsafeOf(session([
+      [read(), full(A)],
+      [read({ persist: false }), unchanged(6)],
+      [writeTool(B), null],
+      [read(), unchanged(6)],
+    ])),
+    ["1 unchanged:stale-line"],
+  );
+  // a read result later in the turn is newer than the write
+  assert.deepEqual(
+    unsafeOf(session([
+      [read(), full(A)],
+      [writeTool(B, { persist: false }), null],
+      [{ op: "write", path: "a.txt", content: A }, null],
+      [read({ persist: false }), full(A)],
+      [read(), unchanged(6)],
+    ])),
+    [],
+  );
+});
+
+Deno.test("oracle checker: compaction, /tree and other names do not carry a write", () => {
+  assert.deepEqual(
+    unsafeOf(session([[writeTool(B), null], [{ op: "compact" }, null], [read(), unchanged(6)]])),
+    ["2 unchanged:no-view"],
+  );
+  assert.deepEqual(
+    unsafeOf(session([
+      [{ op: "message" }, null],
+      [{ op: "label", name: "before" }, null],
+      [writeTool(B), null],
+      [read(), unchanged(6)],
+      [{ op: "navigate", to: "before" }, null],
+      [read(), unchanged(6)],
+    ])),
+    ["5 unchanged:no-view"],
+  );
+  // through a link: the link's target changes, the model holds the content under the link's name
+  assert.deepEqual(
+    unsafeOf(session([
+      [{ op: "symlink", path: "link.txt", target: "a.txt" }, null],
+      [{ op: "writeTool", path: "link.txt", content: B }, null],
+      [read({ path: "link.txt" }), unchanged(6)],
+      [read(), unchanged(6)],
+      [read(), full(B)],
+    ])),
+    ["3 unchanged:no-view"],
+  );
+});
+
 // ------------------------------------------------------- generated sessions
 
 Deno.test("oracle generator: vectors are valid and deterministic", () => {
@@ -353,6 +483,10 @@ Deno.test("oracle generator: vectors are valid and deterministic", () => {
   );
   assert.deepEqual(a, b);
   for (const v of a) ScenarioSchema.parse(v);
+  const writes = a.flatMap((v) => v.steps).filter((s) => s.op === "writeTool");
+  assert.ok(writes.length > 25, `write calls in 50 sessions: ${writes.length}`);
+  assert.ok(writes.some((s) => s.persist === false), "some write calls never return");
+  assert.ok(writes.some((s) => s.path.startsWith("@") || s.path.startsWith("./")));
 });
 
 function explain(port: string, sessions: number, r: OracleResult): string {
@@ -381,6 +515,8 @@ for (const [port, sessions] of [["reference", 250], ["pi", 150], ["pi-no-events"
     });
     assert.equal(r.sessions, sessions);
     assert.ok(r.cachedAnswers > sessions / 2, "the sessions exercise cached answers");
+    assert.ok(r.writes > sessions / 2, "the sessions exercise write calls");
+    assert.ok(r.cachedOnWritten > sessions / 10, "cached answers on files the model wrote");
     assert.ok(r.errors.length === 0 && r.unsafe.length === 0, explain(port, sessions, r));
   });
 }

@@ -16,9 +16,20 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { env } from "node:process";
-import { type ExtensionFactory, SessionManager } from "@mariozechner/pi-coding-agent";
-import readcacheExtension, { createReadcacheExtension } from "../../src/adapters/pi/extension.ts";
-import { parseSessionJsonl, piEntryToReplay } from "../../src/adapters/pi/branch.ts";
+import {
+  createWriteToolDefinition,
+  type ExtensionFactory,
+  SessionManager,
+} from "@mariozechner/pi-coding-agent";
+import readcacheExtension, {
+  createReadcacheExtension,
+  type PiToolDefinition,
+} from "../../src/adapters/pi/extension.ts";
+import {
+  parseSessionJsonl,
+  PiBranchConverter,
+  piEntryToReplay,
+} from "../../src/adapters/pi/branch.ts";
 import { sha256Hex } from "../../src/core/hash.ts";
 import { FakePiHost, newSession, ZERO_USAGE } from "../../scripts/pi/pi_host.ts";
 
@@ -354,5 +365,97 @@ Deno.test(
     assert.equal(meta?.mode, "baseline_fallback");
     await host.command("readcache-status", "");
     assert.match(host.notifications.at(-1)!.message, /object store: unavailable \(store offline\)/);
+  }),
+);
+
+Deno.test("branch mapping: write results and assistant messages that change files", () => {
+  const call = { name: "/w/n.ts", pathKey: "/w/n.ts" };
+  const convert = new PiBranchConverter({
+    read: () => undefined,
+    write: (args) => {
+      const a = args as { content?: unknown };
+      return typeof a.content === "string" ? { call, hash: sha256Hex(a.content) } : undefined;
+    },
+    target: () => call,
+  });
+  const assistant = {
+    type: "message",
+    id: "m",
+    parentId: null,
+    message: {
+      role: "assistant",
+      content: [
+        { type: "toolCall", id: "w1", name: "write", arguments: { path: "n.ts", content: "x\n" } },
+        { type: "toolCall", id: "e1", name: "edit", arguments: { path: "n.ts", edits: [] } },
+        { type: "toolCall", id: "r1", name: "read", arguments: { path: "n.ts" } },
+      ],
+    },
+  };
+  const result = (id: string, toolCallId: string, isError = false) => ({
+    type: "message",
+    id,
+    parentId: "m",
+    message: {
+      role: "toolResult",
+      toolCallId,
+      toolName: toolCallId[0] === "w" ? "write" : "edit",
+      isError,
+    },
+  });
+  const [m, w, e, bad] = convert.branch([
+    assistant,
+    result("t1", "w1"),
+    result("t2", "e1"),
+    { ...result("t3", "w1", true), id: "t3" },
+  ]);
+  assert.deepEqual(m, {
+    id: "m",
+    parentId: null,
+    kind: "other",
+    changes: [{ callId: "w1", call }, { callId: "e1", call }],
+  });
+  assert.deepEqual(w, {
+    id: "t1",
+    parentId: "m",
+    kind: "wrote",
+    call,
+    hash: sha256Hex("x\n"),
+    callId: "w1",
+  });
+  // an edit's result is not proof of content (SPEC §5.8); a failed write neither
+  assert.deepEqual(e, { id: "t2", parentId: "m", kind: "other", toolResult: true, callId: "e1" });
+  assert.deepEqual(bad, { id: "t3", parentId: "m", kind: "other", toolResult: true, callId: "w1" });
+});
+
+Deno.test(
+  "pi's write tool: the next read of what the model wrote is unchanged",
+  withCwd(async (cwd) => {
+    const host = started(cwd);
+    host.registerTool(createWriteToolDefinition(cwd) as unknown as PiToolDefinition);
+    const out = await host.callTool("write", { path: "src/n.ts", content: FILE });
+    assert.ok(out.ok);
+    assert.equal(await mode(host, { path: "src/n.ts" }), "unchanged");
+    assert.equal(await mode(host, { path: "src/n.ts", offset: 3, limit: 2 }), "unchanged_range");
+  }),
+);
+
+Deno.test(
+  "pi's write tool: a read of the file earlier in the same turn is newer than the write",
+  withCwd(async (cwd) => {
+    const host = started(cwd);
+    host.registerTool(createWriteToolDefinition(cwd) as unknown as PiToolDefinition);
+    const next = FILE.replace("line 9 of", "line nine of");
+    const [read, write] = host.assistantToolCalls([
+      { name: "read", args: { path: "a.txt" } },
+      { name: "write", args: { path: "a.txt", content: next } },
+    ]);
+    // the write is pending while the read runs: the read is served in full
+    const r = await host.runTool(read, "read", { path: "a.txt" });
+    assert.ok(r.ok);
+    assert.equal(r.text, FILE);
+    assert.ok((await host.runTool(write, "write", { path: "a.txt", content: next })).ok);
+    // the model's newest view of a.txt is the read result (after the call in its context):
+    // the next read is a diff against it, not "unchanged" against the write
+    assert.equal(await mode(host, { path: "a.txt" }), "diff");
   }),
 );

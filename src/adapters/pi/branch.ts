@@ -8,9 +8,9 @@
  * @module
  */
 import { READCACHE_CUSTOM_TYPE } from "../../core/meta.ts";
-import type { ReadCall, ReplayEntry } from "../../core/replay.ts";
+import type { FileChange, ReadCall, ReplayEntry } from "../../core/replay.ts";
 
-export type { ReadCall, ReplayEntry };
+export type { FileChange, ReadCall, ReplayEntry };
 
 /**
  * The fields of a pi session entry replay looks at. pi's own `SessionEntry`
@@ -57,6 +57,44 @@ function asRecord(v: unknown): Record<string, unknown> | undefined {
 export type CallResolver = (args: unknown) => ReadCall | undefined;
 
 /**
+ * Resolves the arguments of a `write` tool call (as the model sent them) into
+ * the file written and the SHA-256 of the UTF-8 content; `undefined` when
+ * they do not resolve. The read service's `resolveWriteCall` is the real one.
+ *
+ * @example
+ * ```ts
+ * import type { WriteResolver } from "@readcache/core/pi-branch";
+ * const resolve: WriteResolver = (args) => undefined;
+ * ```
+ */
+export type WriteResolver = (args: unknown) => { call: ReadCall; hash: string } | undefined;
+
+/** Tools whose calls change files (SPEC §5.8). */
+export const FILE_CHANGING_TOOLS: ReadonlySet<string> = new Set(["write", "edit"]);
+
+/**
+ * The resolvers a converter uses (SPEC §5.6, §5.8): `read` for the arguments
+ * of read calls, `write` for write calls (file and content hash), `target`
+ * for the file any file-changing call targets. Without one, that part is not
+ * converted (reads carry no call; writes are other tool results; assistant
+ * messages carry no changes).
+ *
+ * @example
+ * ```ts
+ * import type { PiResolvers } from "@readcache/core/pi-branch";
+ * const r: PiResolvers = { target: (args) => ({ name: "/w/a.ts", pathKey: "/w/a.ts" }) };
+ * ```
+ */
+export interface PiResolvers {
+  /** Resolves read call arguments. */
+  read?: CallResolver;
+  /** Resolves write call arguments. */
+  write?: WriteResolver;
+  /** Resolves the file a file-changing call targets. */
+  target?: CallResolver;
+}
+
+/**
  * The `read` tool calls of an assistant message entry, by tool call id.
  *
  * @example
@@ -85,7 +123,11 @@ export function readCallsOf(entry: PiEntryLike): [string, unknown][] {
  * Converts one pi session entry (SPEC §11.3). A successful `read` tool result
  * becomes a `read` event with its raw `details.readcache` (absent for a read
  * served without metadata), its tool call id, and the resolved call when
- * `args` (the call's arguments) and `resolve` are given; a `pi-readcache`
+ * `args` (the call's arguments) and `resolve` are given; a successful
+ * `write` tool result a `wrote` event when `args` and `resolveWrite` are
+ * given and resolve (SPEC §5.8); an assistant message calling `write` or
+ * `edit` an `other` event with its `changes` when `resolveTarget` is given; a
+ * `pi-readcache`
  * custom entry an `invalidate` event; a `compaction` entry the barrier; a
  * result of another tool (or a failed read) `other` with `toolResult`;
  * everything else `other`. Metadata is passed through raw: replay validates it.
@@ -101,6 +143,8 @@ export function piEntryToReplay(
   entry: PiEntryLike,
   args?: unknown,
   resolve?: CallResolver,
+  resolveWrite?: WriteResolver,
+  resolveTarget?: CallResolver,
 ): ReplayEntry {
   const { id, parentId } = entry;
   if (entry.type === "compaction") {
@@ -124,7 +168,35 @@ export function piEntryToReplay(
           return e;
         }
       }
-      return { id, parentId, kind: "other", toolResult: true };
+      const callId = typeof msg.toolCallId === "string" ? msg.toolCallId : undefined;
+      if (
+        msg.toolName === "write" && msg.isError !== true && args !== undefined &&
+        resolveWrite !== undefined
+      ) {
+        const w = resolveWrite(args);
+        if (w !== undefined) {
+          const e: ReplayEntry = { id, parentId, kind: "wrote", call: w.call, hash: w.hash };
+          if (callId !== undefined) e.callId = callId;
+          return e;
+        }
+      }
+      return callId === undefined
+        ? { id, parentId, kind: "other", toolResult: true }
+        : { id, parentId, kind: "other", toolResult: true, callId };
+    }
+    if (msg?.role === "assistant" && resolveTarget !== undefined && Array.isArray(msg.content)) {
+      const changes: FileChange[] = [];
+      for (const block of msg.content) {
+        const b = asRecord(block);
+        if (
+          b?.type === "toolCall" && typeof b.name === "string" && FILE_CHANGING_TOOLS.has(b.name) &&
+          typeof b.id === "string"
+        ) {
+          const call = resolveTarget(b.arguments);
+          if (call !== undefined) changes.push({ callId: b.id, call });
+        }
+      }
+      if (changes.length > 0) return { id, parentId, kind: "other", changes };
     }
   }
   return { id, parentId, kind: "other" };
@@ -149,12 +221,21 @@ export function piEntryToReplay(
 export class PiBranchConverter {
   readonly #converted = new WeakMap<PiEntryLike, ReplayEntry>();
   readonly #resolve: CallResolver | undefined;
+  readonly #resolveWrite: WriteResolver | undefined;
+  readonly #resolveTarget: CallResolver | undefined;
   /** Resolutions made during one conversion pass (one moment): same arguments, same answer. */
   #memo = new Map<string, ReadCall | undefined>();
 
-  /** `resolve` resolves read call arguments; without it, reads carry no call. */
-  constructor(resolve?: CallResolver) {
-    this.#resolve = resolve;
+  /**
+   * `resolve` resolves read call arguments (a function, or the resolvers for
+   * reads, writes and file-changing calls); without a read resolver, reads
+   * carry no call (SPEC §5.6, §5.8).
+   */
+  constructor(resolve?: CallResolver | PiResolvers) {
+    const r: PiResolvers = typeof resolve === "function" ? { read: resolve } : resolve ?? {};
+    this.#resolve = r.read;
+    this.#resolveWrite = r.write;
+    this.#resolveTarget = r.target;
   }
 
   /** Converts a branch (root to leaf). */
@@ -181,7 +262,7 @@ export class PiBranchConverter {
       const e = getEntry(id);
       if (e === undefined) return undefined;
       const args = this.#resolve === undefined ? undefined : this.#argsOf(e, getEntry);
-      return piEntryToReplay(e, args, this.#resolveOnce);
+      return piEntryToReplay(e, args, this.#resolveOnce, this.#resolveWrite, this.#resolveTarget);
     };
   }
 
@@ -189,7 +270,7 @@ export class PiBranchConverter {
     let r = this.#converted.get(e);
     if (r === undefined) {
       const args = this.#resolve === undefined ? undefined : this.#argsOf(e, byId);
-      r = piEntryToReplay(e, args, this.#resolveOnce);
+      r = piEntryToReplay(e, args, this.#resolveOnce, this.#resolveWrite, this.#resolveTarget);
       this.#converted.set(e, r);
     }
     return r;
@@ -202,10 +283,17 @@ export class PiBranchConverter {
     return this.#memo.get(key);
   };
 
-  /** Arguments of the read call a tool result answers: in the nearest assistant message above it. */
+  /**
+   * Arguments of the `read` (or, with a write resolver, `write`) call a tool
+   * result answers: in the nearest assistant message above it.
+   */
   #argsOf(e: PiEntryLike, byId: (id: string) => PiEntryLike | undefined): unknown {
     const msg = e.type === "message" ? asRecord(e.message) : undefined;
     if (msg?.role !== "toolResult" || typeof msg.toolCallId !== "string") return undefined;
+    const tool = msg.toolName;
+    if (tool !== "read" && !(tool === "write" && this.#resolveWrite !== undefined)) {
+      return undefined;
+    }
     const seen = new Set<string>();
     for (let id = e.parentId; id !== null && !seen.has(id);) {
       seen.add(id);
@@ -216,7 +304,7 @@ export class PiBranchConverter {
         if (!Array.isArray(pm.content)) return undefined;
         for (const block of pm.content) {
           const b = asRecord(block);
-          if (b?.type === "toolCall" && b.name === "read" && b.id === msg.toolCallId) {
+          if (b?.type === "toolCall" && b.name === tool && b.id === msg.toolCallId) {
             return b.arguments;
           }
         }

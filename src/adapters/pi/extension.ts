@@ -35,7 +35,13 @@ import {
   type StoreStats,
 } from "../../core/object_store.ts";
 import type { ReadRequest } from "../../core/range.ts";
-import { resolveCall, resolveInvalidation, serveRead } from "../../shell/read_service.ts";
+import {
+  resolveCall,
+  resolveInvalidation,
+  resolveWriteCall,
+  resolveWriteTarget,
+  serveRead,
+} from "../../shell/read_service.ts";
 import { parseRefreshArgs } from "../../core/refresh.ts";
 import { formatStatusReport, heldParts, type StatusReport, tallyReads } from "../../core/status.ts";
 import type { TruncationResult } from "../../core/truncate.ts";
@@ -345,7 +351,11 @@ class ReadcacheRuntime {
       const deps = { cwd: ctx.cwd, home: this.home() };
       s = {
         knowledge: new BranchKnowledge(),
-        convert: new PiBranchConverter((args) => resolveCall(args, deps)),
+        convert: new PiBranchConverter({
+          read: (args) => resolveCall(args, deps),
+          write: (args) => resolveWriteCall(args, deps),
+          target: (args) => resolveWriteTarget(args, deps),
+        }),
       };
       this.#sessions.set(id, s);
     }
@@ -447,13 +457,18 @@ export function createReadcacheExtension(
           const knowledge = rt.knowledgeFor(ctx);
           let served;
           try {
-            served = await serveRead(req, knowledge, {
-              cwd: ctx.cwd,
-              home: home(),
-              store: storeFor(ctx.cwd),
-              volatileStore: rt.volatileStore,
-              config: options.config,
-            }, signal);
+            served = await serveRead(
+              req,
+              knowledge,
+              {
+                cwd: ctx.cwd,
+                home: home(),
+                store: storeFor(ctx.cwd),
+                volatileStore: rt.volatileStore,
+                config: options.config,
+              },
+              signal,
+            );
           } catch (e) {
             if (signal?.aborted) throw aborted();
             // Our own argument and range errors stand. Anything else (missing, unreadable or

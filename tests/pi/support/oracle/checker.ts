@@ -7,12 +7,25 @@
 // implementation: only the outputs.
 //
 // The model (pi semantics):
-// - Context: the outputs of the persisted reads on the active branch after
-//   its latest compaction, in order, plus the unpersisted reads earlier in
-//   the same turn. A turn is a run of reads in which every read but the last
-//   has `persist: false`; `write`, `remove`, `symlink` and `storeFault` steps
-//   may sit between its reads (SPEC §10); any other step ends it, and its
-//   unpersisted outputs leave the context (they never reached the session).
+// - Turns: a turn is one assistant message carrying tool calls, the calls
+//   being the `read` and `writeTool` steps; a call step starts a new turn
+//   unless the previous call step had `persist: false` (it has not
+//   returned); `write`, `remove`, `symlink` and `storeFault` steps may sit
+//   between the calls of a turn (SPEC §10); any other step ends it.
+// - Context: the outputs of the persisted reads and the write calls on the
+//   active branch after its latest compaction, in order, plus the
+//   unpersisted reads earlier in the same turn (when the turn ends, its
+//   unpersisted outputs leave the context: they never reached the session).
+//   A write call is in the assistant message, so it counts from the START of
+//   its turn, before every result of that turn: a write whose result is in
+//   the session shows the whole content it wrote (every line and where the
+//   file ends); a write that never returned (`persist: false`) makes every
+//   line of its name UNKNOWN and the end unknown, also after its turn (the
+//   message stays in the session), until a later output shows them again.
+//   Compaction, `/tree`, fork and restart treat it as the message it is in.
+//   The write itself (pi's `write` tool: UTF-8, through links, path resolved
+//   like a read's minus the `path:N-M` shorthand) changes the file model
+//   when its step runs.
 // - Names: a view per name as typed and resolved against cwd (`a.txt`,
 //   `./a.txt`, `sub/../a.txt`, `@a.txt` are one name; a symlink is its own
 //   name, never its target's).
@@ -38,9 +51,9 @@
 // `unparseable` or `wrong-content`.
 import type { ScenarioOutput, StepResult } from "../../../../src/conformance/session_simulator.ts";
 import type { Scenario } from "../../../../src/conformance/vector_schema.ts";
-import { type FileText, FsModel, type ResolvedRead, resolveRead } from "./fs_model.ts";
+import { type FileText, FsModel, type ResolvedRead, resolveRead, writeNameOf } from "./fs_model.ts";
 import { applyHunks, type CachedAnswer, changedLines, parseCached, parseShown } from "./parse.ts";
-import { SessionTree } from "./session_model.ts";
+import { SessionTree, startsTurn, turnCalls } from "./session_model.ts";
 import {
   applyRangeDiff,
   type Effect,
@@ -84,6 +97,10 @@ export interface CheckReport {
   reads: number;
   /** Reads answered with a cached mode. */
   cachedAnswers: number;
+  /** `writeTool` steps. */
+  writes: number;
+  /** Cached answers for a name a write call in the model's context names. */
+  cachedOnWritten: number;
   /** Results by mode (`error` for failed reads, `null` for plain reads). */
   modes: Record<string, number>;
   unsafe: UnsafeAnswer[];
@@ -93,6 +110,15 @@ export interface CheckReport {
 interface Payload {
   name: string;
   effect: Effect;
+  /** A write call (its content, or its unknown outcome), not a read output. */
+  write?: true;
+}
+
+/** What a write call tells the model of the name it wrote (at the start of its turn). */
+function writeEffect(step: { content: string; persist?: boolean }): Effect {
+  return step.persist === false
+    ? { kind: "unknown" }
+    : { kind: "shown", start: 1, lines: step.content.split("\n"), eof: true };
 }
 
 interface Verdict {
@@ -309,33 +335,53 @@ export function checkScenario(vector: Scenario, output: ScenarioOutput): CheckRe
   const report: CheckReport = {
     reads: 0,
     cachedAnswers: 0,
+    writes: 0,
+    cachedOnWritten: 0,
     modes: {},
     unsafe: [],
     anomalies: [],
   };
-  let turnOpen = false;
+  /** Unpersisted read outputs of the current turn. */
   let pending: Payload[] = [];
+  /** The current turn has write calls: its assistant message is a `turn` entry of the tree. */
+  let turnEntry = false;
   const endTurn = () => {
-    turnOpen = false;
     pending = [];
+    turnEntry = false;
+  };
+  /** A call step: at the start of a turn, its assistant message with the write calls. */
+  const call = (index: number) => {
+    if (!startsTurn(vector.steps, index)) return;
+    endTurn();
+    const writes: Payload[] = [];
+    for (const i of turnCalls(vector.steps, index)) {
+      const s = vector.steps[i];
+      if (s.op !== "writeTool") continue;
+      writes.push({ name: writeNameOf(s.path), effect: writeEffect(s), write: true });
+    }
+    if (writes.length > 0) {
+      tree.appendAll("turn", writes);
+      turnEntry = true;
+    }
   };
 
   vector.steps.forEach((step, index) => {
     switch (step.op) {
       case "read": {
-        if (!turnOpen) pending = [];
+        call(index);
         report.reads++;
         const req = resolveRead(fs, step);
         const r = results.get(index) ??
           { step: index, error: "(the port printed no result for this step)" };
         if (!results.has(index)) report.anomalies.push({ step: index, reason: "no result" });
-        const effects = [...tree.contextPayloads(), ...pending].filter((p) => p.name === req.name)
-          .map((p) => p.effect);
+        const context = [...tree.contextPayloads(), ...pending].filter((p) => p.name === req.name);
+        const effects = context.map((p) => p.effect);
         const view = foldView(effects);
         const cur = fs.text(req.name);
         const v = judge(r, req, view, effects.some((e) => e.kind !== "nothing"), cur);
         if (!("error" in r) && r.mode !== null && CACHED_MODES.includes(r.mode)) {
           report.cachedAnswers++;
+          if (context.some((p) => p.write)) report.cachedOnWritten++;
         }
         const mode = "error" in r ? "error" : String(r.mode);
         report.modes[mode] = (report.modes[mode] ?? 0) + 1;
@@ -354,14 +400,23 @@ export function checkScenario(vector: Scenario, output: ScenarioOutput): CheckRe
         const payload = { name: req.name, effect: v.effect };
         if (step.persist === false) {
           pending.push(payload);
-          turnOpen = true;
-          tree.unpersistedRead();
+          if (!turnEntry) tree.unpersistedRead();
         } else {
-          tree.append("read", payload);
+          tree.append(turnEntry ? "result" : "read", payload);
           endTurn();
         }
         return;
       }
+      case "writeTool":
+        call(index);
+        report.writes++;
+        // pi's write tool: the content as UTF-8, through links, creating directories
+        fs.write(writeNameOf(step.path), step.content);
+        if (step.persist !== false) {
+          tree.append("result");
+          endTurn();
+        }
+        return;
       case "write":
         fs.write(step.path, step.content);
         return;

@@ -1,11 +1,12 @@
 // The oracle's own model of the working directory: regular files and
 // symbolic links under relative names, driven by the scenario steps `write`,
-// `remove` and `symlink` exactly as the runners apply them to a real
-// directory (`writeFileSync` follows links, `rmSync` removes the link itself,
-// `symlink` is `ln -sfn`). It also resolves what the model typed the way pi's
-// read tool does (one leading `@`, relative to cwd, `.`/`..` folded
-// lexically, `path:N-M` shorthand). Independent of src/: nothing here is
-// imported from the implementation.
+// `remove`, `symlink` and `writeTool` exactly as the runners apply them to a
+// real directory (`writeFileSync` and pi's write tool follow links, `rmSync`
+// removes the link itself, `symlink` is `ln -sfn`). It also resolves what
+// the model typed the way pi's read tool does (one leading `@`, relative to
+// cwd, `.`/`..` folded lexically, `path:N-M` shorthand) and the way its write
+// tool does (the same without the shorthand). Independent of src/: nothing
+// here is imported from the implementation.
 
 /** A node of the model: a regular file or a symbolic link. */
 export type FsNode =
@@ -107,6 +108,8 @@ export function nameOf(typed: string): string {
 /** A model of the cwd of one scenario run. */
 export class FsModel {
   readonly nodes: Map<string, FsNode> = new Map();
+  /** Directories that exist: made for files and links written (removing a file keeps them). */
+  readonly dirs: Set<string> = new Set([""]);
 
   /** A model holding the vector's initial files. */
   static fromFiles(files: Record<string, VectorContent>): FsModel {
@@ -119,6 +122,7 @@ export class FsModel {
   clone(): FsModel {
     const fs = new FsModel();
     for (const [k, v] of this.nodes) fs.nodes.set(k, v);
+    for (const d of this.dirs) fs.dirs.add(d);
     return fs;
   }
 
@@ -139,13 +143,39 @@ export class FsModel {
 
   /** Where a write to `name` lands (links followed; the final name may not exist yet). */
   #writeTarget(name: string): string {
-    let cur = normalizeRel(name);
+    const t = this.writeTarget(name);
+    if (t === undefined) throw new Error(`symlink loop at ${name}`);
+    return t;
+  }
+
+  /**
+   * Where a write to `name` lands: links followed, the final name may not
+   * exist yet; `undefined` when the links loop or lead into a directory that does not
+   * exist (the write fails).
+   */
+  writeTarget(name: string): string | undefined {
+    const start = normalizeRel(name);
+    let cur = start;
     for (let hops = 0; hops < 40; hops++) {
       const n = this.nodes.get(cur);
-      if (n === undefined || n.kind === "file") return cur;
+      if (n === undefined || n.kind === "file") {
+        // the writer makes the directories of the name it was given, then follows its links: a
+        // link into a directory that does not exist fails (ENOENT)
+        const d = dirOf(cur);
+        const made = dirOf(start);
+        const exists = d.startsWith("..") || this.dirs.has(d) || made === d ||
+          made.startsWith(`${d}/`);
+        return exists ? cur : undefined;
+      }
       cur = linkTargetName(cur, n.target);
     }
-    throw new Error(`symlink loop at ${name}`);
+    return undefined;
+  }
+
+  #addDirs(rel: string): void {
+    for (let d = dirOf(normalizeRel(rel)); d !== "" && !this.dirs.has(d); d = dirOf(d)) {
+      this.dirs.add(d);
+    }
   }
 
   /** Like `existsSync`: true when `name` leads to a regular file. */
@@ -177,7 +207,10 @@ export class FsModel {
 
   /** The `write` step: `writeFileSync`, which follows links. */
   write(rel: string, c: VectorContent): void {
-    this.nodes.set(this.#writeTarget(rel), { kind: "file", bytes: contentBytes(c) });
+    const target = this.#writeTarget(rel);
+    this.#addDirs(rel);
+    this.#addDirs(target);
+    this.nodes.set(target, { kind: "file", bytes: contentBytes(c) });
   }
 
   /** The `remove` step: removes the file or the link itself. */
@@ -187,8 +220,19 @@ export class FsModel {
 
   /** The `symlink` step: creates or replaces `rel` as a link to `target`. */
   symlink(rel: string, target: string): void {
+    this.#addDirs(rel);
     this.nodes.set(normalizeRel(rel), { kind: "link", target });
   }
+}
+
+/**
+ * The name pi's `write` tool writes for a path the model typed (its
+ * `resolveToCwd`): one leading `@` removed, resolved against cwd lexically.
+ * Unlike a read there is no `path:N-M` shorthand. (`~` is not modelled: the
+ * generator never types it.)
+ */
+export function writeNameOf(typed: string): string {
+  return nameOf(typed);
 }
 
 /** A read request as the model typed it, resolved like pi's read tool does. */

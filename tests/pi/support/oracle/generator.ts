@@ -3,10 +3,12 @@
 // patterns that tend to leave the model with a stale view); `compileSession`
 // turns it into a concrete vector against the oracle's own file model
 // (edits are computed from the current content, ranges from the current
-// line count, reverts pick an earlier content), and `sanitizeScenario` drops
-// the steps a runner could not execute (a label before the first entry, a
-// navigation to a label outside the current session, a range refresh of a
-// missing file, a storeFault before anything was served, ...).
+// line count, reverts pick an earlier content, the content of a write call
+// is a fresh version, the current content or an edit of it), and
+// `sanitizeScenario` drops the steps a runner could not execute (a label
+// before the first entry, a navigation to a label outside the current
+// session, a range refresh of a missing file, a storeFault before anything
+// was served, a write through looping links, ...).
 import fc from "fast-check";
 import {
   type Scenario,
@@ -22,9 +24,11 @@ import {
   nameOf,
   relativeTarget,
   resolveRead,
+  strictText,
   type VectorContent,
+  writeNameOf,
 } from "./fs_model.ts";
-import { SessionTree } from "./session_model.ts";
+import { isCallStep, SessionTree, startsTurn, turnCalls } from "./session_model.ts";
 
 /** Whether the scenario schema knows the `symlink` step (it is being added). */
 export const SCHEMA_HAS_SYMLINK: boolean = ScenarioStepSchema.safeParse({
@@ -46,6 +50,8 @@ export interface GeneratorOptions {
 const WORDS = ["alpha", "beta", "gamma", "delta", "omega"];
 const SMALL_NAMES = ["a.txt", "b.txt", "sub/c.txt"];
 const LINK_NAMES = ["link.txt", "sub/ln.txt"];
+/** Files no session starts with: only a write call creates them (name index 300+k). */
+const NEW_NAMES = ["new.txt", "sub/new.txt"];
 
 interface SmallSpec {
   lines: number;
@@ -98,9 +104,27 @@ export interface ARead {
   bypass: boolean;
 }
 
+/** What a write call writes, computed from the current content when compiled. */
+export type AWriteContent =
+  /** The current content with an edit (a binary edit becomes a change: the tool writes text). */
+  | { k: "edit"; e: AEdit }
+  /** A fresh version: `lines` lines of the file's kind, words shifted by `shift`. */
+  | { k: "fresh"; lines: number; shift: number; eol: boolean }
+  /** The current content as it is. */
+  | { k: "same" };
+
+/** One call of pi's `write` tool (`f` picks a name like a read's, 300+k a new file). */
+export interface AWrite {
+  f: number;
+  form: number;
+  c: AWriteContent;
+  persist: boolean;
+}
+
 /** One abstract step. */
 export type AStep =
   | ({ t: "read" } & ARead)
+  | ({ t: "writeTool" } & AWrite)
   | { t: "edit"; f: number; e: AEdit }
   | { t: "remove"; f: number }
   | { t: "symlink"; l: number; target: number }
@@ -205,9 +229,39 @@ const readArb = (persist: fc.Arbitrary<boolean>): fc.Arbitrary<ARead> =>
 
 const persistMostly = fc.nat({ max: 4 }).map((n) => n !== 0);
 
+const writeContentArb: fc.Arbitrary<AWriteContent> = fc.oneof(
+  { weight: 5, arbitrary: editArb.map((e) => ({ k: "edit" as const, e })) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      k: fc.constant("fresh" as const),
+      lines: fc.oneof(
+        { weight: 12, arbitrary: fc.integer({ min: 1, max: 40 }) },
+        { weight: 1, arbitrary: fc.integer({ min: 1995, max: 2080 }) },
+      ),
+      shift: fc.nat({ max: 4 }),
+      eol: fc.nat({ max: 4 }).map((n) => n !== 0),
+    }),
+  },
+  { weight: 2, arbitrary: fc.constant({ k: "same" as const }) },
+);
+
+/** A name to write: mostly one a read could pick, sometimes a file no session starts with. */
+const writeFileIx = fc.oneof(
+  { weight: 6, arbitrary: fileIx },
+  { weight: 1, arbitrary: fc.constantFrom(300, 301) },
+);
+
+const writeArb = (persist: fc.Arbitrary<boolean>): fc.Arbitrary<AWrite> =>
+  fc.record({ f: writeFileIx, form: fc.nat({ max: 9 }), c: writeContentArb, persist });
+
 const stepArb = (o: Required<GeneratorOptions>): fc.Arbitrary<AStep> =>
   fc.oneof(
     { weight: 10, arbitrary: readArb(persistMostly).map((r) => ({ t: "read" as const, ...r })) },
+    {
+      weight: 7,
+      arbitrary: writeArb(persistMostly).map((w) => ({ t: "writeTool" as const, ...w })),
+    },
     { weight: 6, arbitrary: fc.record({ t: fc.constant("edit" as const), f: fileIx, e: editArb }) },
     { weight: 1, arbitrary: fc.record({ t: fc.constant("remove" as const), f: fileIx }) },
     {
@@ -272,11 +326,23 @@ const change = (f: number, a: number, w: number): AStep => ({
   e: { k: "change", at: a, w, boundary: false },
 });
 const revert = (f: number): AStep => ({ t: "edit", f, e: { k: "revert", i: 0 } });
+const wr = (f: number, c: AWriteContent, persist = true, form = 0): AStep => ({
+  t: "writeTool",
+  f,
+  form,
+  c,
+  persist,
+});
+
+/** Patterns before this number read and edit; from it on they write with the write tool. */
+const WRITE_PATTERNS = 9;
+/** The write patterns. */
+const WRITE_PATTERN_COUNT = 5;
 
 /** Patterns that tend to leave the model with a stale or missing view. */
 const patternArb = (o: Required<GeneratorOptions>): fc.Arbitrary<AStep[]> =>
   fc.record({
-    p: fc.nat({ max: o.symlinks ? 8 : 7 }),
+    p: fc.nat({ max: WRITE_PATTERNS + WRITE_PATTERN_COUNT + (o.symlinks ? 0 : -1) }),
     f: fileIx,
     g: fileIx,
     a: at,
@@ -285,6 +351,8 @@ const patternArb = (o: Required<GeneratorOptions>): fc.Arbitrary<AStep[]> =>
     shift: fc.integer({ min: -4, max: 4 }),
     form: fc.nat({ max: 9 }),
     n: fc.nat({ max: 2 }),
+    c: writeContentArb,
+    nf: fc.nat({ max: 3 }).map((n) => n === 0),
     inFlight: fc.oneof(fc.constant(0), fc.nat({ max: 63 })),
     sameRange: fc.boolean(),
   }).map(({ p, inFlight, sameRange, ...rest }) =>
@@ -310,7 +378,7 @@ function withInFlight(steps: AStep[], mask: number, sameRange: boolean): AStep[]
 
 function pattern(
   p: number,
-  { f: fi, g: gi, a, w, len, shift, form, n }: {
+  { f: fi, g: gi, a, w, len, shift, form, n, c, nf }: {
     f: number;
     g: number;
     a: number;
@@ -319,11 +387,15 @@ function pattern(
     shift: number;
     form: number;
     n: number;
+    c: AWriteContent;
+    nf: boolean;
   },
 ): AStep[] {
-  // 100+i: the i-th regular file (same file for reads and edits); 200: the first link
+  // 100+i: the i-th regular file (same file for reads and edits); 200: the first link;
+  // 300+i: a file only a write call creates
   const f = 100 + fi;
   const g = 100 + gi;
+  const wf = nf ? 300 + (fi % NEW_NAMES.length) : f;
   const win: ARange = { k: "window", at: a, len };
   const moved: ARange = { k: "overlap", i: 0, shift, grow: 0 };
   switch (p) {
@@ -364,6 +436,73 @@ function pattern(
       ];
     case 7: // the same file under two path forms, with an unpersisted read between
       return [rd(f, full, true, form), change(f, a, w), rd(f, full, false), rd(f, win, true, 0)];
+    case 8: { // a wide range away from both ends, a change inside it, the range again (range diffs)
+      const from = 100 + (a % 350);
+      const wide: ARange = { k: "window", at: from, len: 22 + 2 * len };
+      const again: ARange = { k: "again", i: 0 };
+      const inside = from + 30;
+      return [
+        rd(f, wide),
+        change(f, inside, w),
+        rd(f, again),
+        change(f, inside, (w + 1) % WORDS.length),
+        rd(f, again),
+      ];
+    }
+    case WRITE_PATTERNS: // a write, reads of it, a change by someone else, reads again
+      return [
+        wr(wf, c, true, form),
+        rd(wf, full),
+        rd(wf, win),
+        change(wf, a, w),
+        rd(wf, full, true, form),
+        rd(wf, moved),
+      ];
+    case WRITE_PATTERNS + 1: // a write that never returns, in a turn that reads another file
+      return [
+        rd(f, full),
+        wr(f, c, false, form),
+        rd(f + 1, win), // the next file (the same one when there is only one)
+        ...(n === 0 ? [{ t: "message" as const }] : []),
+        rd(f, full),
+        rd(f, win),
+      ];
+    case WRITE_PATTERNS + 2: // reads of a file whose write is pending in the same turn
+      return [
+        rd(f, full),
+        rd(f, win),
+        wr(f, c, false, form),
+        rd(f, n === 0 ? win : full, false),
+        rd(f, { k: "again", i: 0 }, n !== 2),
+        rd(f, full),
+      ];
+    case WRITE_PATTERNS + 3: // a read in the turn before its write runs, the write returns
+      return [
+        rd(f, n === 0 ? win : full),
+        rd(f, full, false, form),
+        wr(f, c),
+        rd(f, full),
+        change(f, a, w),
+        rd(f, n === 1 ? win : full),
+      ];
+    case WRITE_PATTERNS + 4: { // a write around /tree, compaction, fork or restart
+      const around: AStep = [
+        { t: "compact" as const },
+        { t: "restart" as const },
+        { t: "fork" as const },
+      ][n];
+      return [
+        { t: "label", n },
+        wr(wf, c, n !== 1 || a % 3 !== 0, form),
+        rd(wf, win),
+        { t: "navigate", n },
+        rd(wf, full),
+        wr(wf, { k: "edit", e: { k: "change", at: a, w, boundary: false } }),
+        around,
+        rd(wf, full),
+        rd(wf, win),
+      ];
+    }
     default: // a link retargeted between two files, then the files by their own names
       return [
         { t: "symlink", l: 0, target: f },
@@ -376,14 +515,33 @@ function pattern(
   }
 }
 
-/** A turn: several reads of one assistant message, all but the last unpersisted. */
+/**
+ * A turn: several calls of one assistant message, all but the last
+ * unpersisted; sometimes one of them a write call (of a file a read of the
+ * turn names, or of another).
+ */
 const turnArb: fc.Arbitrary<AStep[]> = fc.record({
   reads: fc.array(readArb(fc.constant(false)), { minLength: 2, maxLength: 3 }),
   last: fc.boolean(),
   edit: fc.option(fc.record({ f: fileIx, e: editArb }), { freq: 3 }),
-}).map(({ reads, last, edit }) => {
+  write: fc.oneof(
+    { weight: 2, arbitrary: fc.constant(null) },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        at: fc.nat({ max: 3 }),
+        sameAs: fc.boolean(),
+        w: writeArb(fc.constant(false)),
+      }),
+    },
+  ),
+}).map(({ reads, last, edit, write }) => {
   const steps: AStep[] = reads.map((r) => ({ t: "read" as const, ...r }));
-  if (last) (steps[steps.length - 1] as ARead).persist = true;
+  if (write !== null) {
+    const f = write.sameAs ? reads[write.at % reads.length].f : write.w.f;
+    steps.splice(write.at % (steps.length + 1), 0, { t: "writeTool", ...write.w, f });
+  }
+  if (last) (steps[steps.length - 1] as ARead | AWrite).persist = true;
   if (edit !== null) steps.splice(1, 0, { t: "edit", ...edit });
   return steps;
 });
@@ -447,6 +605,14 @@ function bigContent(spec: BigSpec): string {
   return lines.join("\n") + (spec.eol ? "\n" : "");
 }
 
+/** A fresh version of a file for a write call: `n` lines in the style of the small files. */
+function freshContent(name: string, n: number, shift: number, eol: boolean): string {
+  const stem = name.replace(/^.*\//, "").replace(/\.txt$/, "");
+  const lines: string[] = [];
+  for (let i = 1; i <= n; i++) lines.push(`${stem}${i} ${WORDS[(i + shift) % WORDS.length]}`);
+  return lines.join("\n") + (eol ? "\n" : "");
+}
+
 function hugeContent(): string {
   return `${"h".repeat(52_000)}\nsmall line 2\nsmall line 3\n`;
 }
@@ -481,8 +647,8 @@ const same = (a: Uint8Array, b: Uint8Array) =>
 
 class Compiler {
   readonly fs: FsModel;
+  /** Regular files: the initial ones, then the ones write calls created, in order. */
   readonly regular: string[];
-  readonly names: string[];
   readonly links: string[];
   readonly original = new Map<string, Uint8Array>();
   readonly history = new Map<string, Uint8Array[]>();
@@ -497,7 +663,6 @@ class Compiler {
     this.fs = FsModel.fromFiles(files);
     this.regular = Object.keys(files);
     this.links = symlinks ? LINK_NAMES : [];
-    this.names = [...this.regular, ...this.links];
     for (const [k, v] of Object.entries(files)) {
       const b = contentBytes(v);
       this.original.set(k, b);
@@ -505,12 +670,21 @@ class Compiler {
     }
   }
 
+  /** Every name a step may use: regular files, then links. */
+  get names(): string[] {
+    return [...this.regular, ...this.links];
+  }
+
   pick(list: string[], i: number): string {
     return list[i % list.length];
   }
 
-  /** A name to read: `i` < 100 any name, 100+k the k-th regular file, 200+k the k-th link. */
+  /**
+   * A name to read: `i` < 100 any name, 100+k the k-th regular file, 200+k
+   * the k-th link, 300+k the k-th name only a write call creates.
+   */
   pickName(i: number): string {
+    if (i >= 300) return this.pick(NEW_NAMES, i - 300);
     if (i >= 200 && this.links.length > 0) return this.pick(this.links, i - 200);
     if (i >= 100) return this.pick(this.regular, i % 100);
     return this.pick(this.names, i);
@@ -580,28 +754,43 @@ class Compiler {
     }
   }
 
-  write(name: string, bytes: Uint8Array): void {
-    const content: VectorContent = bytesContent(bytes);
-    this.steps.push({ op: "write", path: name, content });
-    this.fs.write(name, content);
+  /** Remembers a content of a regular file (for reverts). */
+  remember(name: string, bytes: Uint8Array): void {
     const h = this.history.get(name) ?? [];
     if (!h.some((x) => same(x, bytes))) h.push(bytes);
     this.history.set(name, h);
+    if (!this.regular.includes(name) && !this.links.includes(name)) this.regular.push(name);
   }
 
+  write(name: string, bytes: Uint8Array): void {
+    if (this.fs.writeTarget(name) === undefined) return; // the write would fail
+    const content: VectorContent = bytesContent(bytes);
+    this.steps.push({ op: "write", path: name, content });
+    this.fs.write(name, content);
+    this.remember(name, bytes);
+  }
+
+  /** A change by someone else (a `write` step) of a regular file or of a file a write created. */
   edit(f: number, e: AEdit): void {
-    const name = this.pick(this.regular, f % 100);
-    const h = this.history.get(name)!;
+    const name = f >= 300 ? this.pickName(f) : this.pick(this.regular, f % 100);
+    const bytes = this.edited(name, e);
+    if (bytes !== undefined) this.write(name, bytes);
+  }
+
+  /**
+   * The content of `name` after an edit, computed from its current content
+   * (or its last one when it was removed); `undefined` when there is nothing
+   * to edit (no content ever, no earlier content to revert to).
+   */
+  edited(name: string, e: AEdit): Uint8Array | undefined {
+    const h = this.history.get(name) ?? [];
     const curBytes = this.fs.read(name) ?? h[h.length - 1];
+    if (curBytes === undefined) return undefined;
     if (e.k === "revert") {
       const earlier = h.filter((x) => !same(x, curBytes)).reverse();
-      if (earlier.length > 0) this.write(name, earlier[e.i % earlier.length]);
-      return;
+      return earlier.length > 0 ? earlier[e.i % earlier.length] : undefined;
     }
-    if (e.k === "restore") {
-      this.write(name, this.original.get(name)!);
-      return;
-    }
+    if (e.k === "restore") return this.original.get(name) ?? h[0];
     const text = fileText(curBytes).text;
     const eol = text.endsWith("\n");
     const lines = text.split("\n");
@@ -646,13 +835,57 @@ class Compiler {
         break;
       }
     }
-    this.write(name, typeof out === "string" ? new TextEncoder().encode(out) : out);
+    return typeof out === "string" ? new TextEncoder().encode(out) : out;
+  }
+
+  /**
+   * A call of pi's `write` tool. The content is a fresh version of the file,
+   * its current content, or its current content with an edit (text only: a
+   * binary edit becomes a change; a revert to non-UTF-8 bytes writes their
+   * text as pi would show it). Skipped when the links at the name loop.
+   */
+  writeTool(a: AWrite): void {
+    const name = this.pickName(a.f);
+    const target = this.fs.writeTarget(name);
+    if (target === undefined) return;
+    const cur = this.fs.read(name);
+    const fresh = (n: number, shift: number, eol: boolean) => freshContent(target, n, shift, eol);
+    let content: string;
+    switch (a.c.k) {
+      case "fresh":
+        content = fresh(a.c.lines, a.c.shift, a.c.eol);
+        break;
+      case "same":
+        content = cur === undefined ? fresh(8, 0, true) : fileText(cur).text;
+        break;
+      case "edit": {
+        const e: AEdit = a.c.e.k === "binary"
+          ? { k: "change", at: a.c.e.at, w: 0, boundary: false }
+          : a.c.e;
+        const b = this.edited(target, e);
+        content = b === undefined
+          ? (cur === undefined ? fresh(12, 1, true) : fileText(cur).text)
+          : strictText(b) ?? fileText(b).text;
+        break;
+      }
+    }
+    const step: ScenarioStep & { op: "writeTool" } = {
+      op: "writeTool",
+      path: typedPath(name, a.form),
+      content,
+    };
+    if (!a.persist && this.inFlight) step.persist = false;
+    this.steps.push(step);
+    this.fs.write(writeNameOf(step.path), content);
+    this.remember(target, new TextEncoder().encode(content));
   }
 
   step(s: AStep): void {
     switch (s.t) {
       case "read":
         return this.read(s);
+      case "writeTool":
+        return this.writeTool(s);
       case "edit":
         return this.edit(s.f, s.e);
       case "remove": {
@@ -736,14 +969,39 @@ function byteLength(s: string): number {
 /**
  * Drops the steps a runner cannot execute (see the module comment), keeping
  * everything else as it is. Used after generation and after every shrink.
+ * Dropping a step can join two turns (a label between them, say), which
+ * changes what the tree holds, so it runs until nothing more is dropped.
  */
 export function sanitizeScenario(vector: Scenario): Scenario {
-  const fs = FsModel.fromFiles(vector.files);
+  let steps = vector.steps;
+  for (;;) {
+    const kept = sanitizePass(vector.files, steps);
+    if (kept.length === steps.length) break;
+    steps = kept;
+  }
+  return ScenarioSchema.parse({
+    ...vector,
+    steps: steps.length > 0 ? steps : [{ op: "message" }],
+  });
+}
+
+/** One pass of {@linkcode sanitizeScenario}: the steps that can run, given all of `input`. */
+function sanitizePass(
+  files: Record<string, VectorContent>,
+  input: readonly ScenarioStep[],
+): ScenarioStep[] {
+  const fs = FsModel.fromFiles(files);
   const tree = new SessionTree<never>();
   const servedNames = new Set<string>();
   const servedReal = new Set<string>();
   const steps: ScenarioStep[] = [];
-  for (const s of vector.steps) {
+  /** The current turn has write calls: its assistant message is an entry of the tree. */
+  let turnEntry = false;
+  input.forEach((s, index) => {
+    if (isCallStep(s) && startsTurn(input, index)) {
+      turnEntry = turnCalls(input, index).some((i) => input[i].op === "writeTool");
+      if (turnEntry) tree.appendAll("turn", []);
+    }
     switch (s.op) {
       case "read": {
         const req = resolveRead(fs, s);
@@ -756,11 +1014,21 @@ export function sanitizeScenario(vector: Scenario): Scenario {
           servedNames.add(req.name);
           servedReal.add(fs.realName(req.name));
         }
-        if (s.persist === false) tree.unpersistedRead();
-        else tree.append("read");
+        if (s.persist !== false) tree.append(turnEntry ? "result" : "read");
+        else if (!turnEntry) tree.unpersistedRead();
+        break;
+      }
+      case "writeTool": {
+        // a write through links that loop fails: pi's write tool cannot run it
+        const name = writeNameOf(s.path);
+        if (fs.writeTarget(name) === undefined) return;
+        fs.write(name, s.content);
+        if (s.persist !== false) tree.append("result");
         break;
       }
       case "write":
+        // a write through a link into a directory that does not exist fails: drop it
+        if (fs.writeTarget(s.path) === undefined) return;
         fs.write(s.path, s.content);
         break;
       case "remove":
@@ -773,23 +1041,23 @@ export function sanitizeScenario(vector: Scenario): Scenario {
         tree.append("other");
         break;
       case "label":
-        if (!tree.canLabel()) continue;
+        if (!tree.canLabel()) return;
         tree.label(s.name);
         break;
       case "navigate":
-        if (!tree.canNavigate(s.to)) continue;
+        if (!tree.canNavigate(s.to)) return;
         tree.navigate(s.to);
         break;
       case "compact":
-        if (!tree.canCompact()) continue;
+        if (!tree.canCompact()) return;
         tree.append("compact");
         break;
       case "fork":
-        if (!tree.canFork()) continue;
+        if (!tree.canFork()) return;
         tree.fork();
         break;
       case "restart":
-        if (!tree.canRestart()) continue;
+        if (!tree.canRestart()) return;
         break;
       case "invalidate": {
         if (s.offset !== undefined || s.limit !== undefined) {
@@ -801,7 +1069,7 @@ export function sanitizeScenario(vector: Scenario): Scenario {
           ) {
             steps.push({ op: "invalidate", path: s.path });
             tree.append("other");
-            continue;
+            return;
           }
         }
         tree.append("other");
@@ -809,14 +1077,11 @@ export function sanitizeScenario(vector: Scenario): Scenario {
       }
       case "storeFault": {
         const name = nameOf(s.path);
-        if (!servedNames.has(name) || !servedReal.has(fs.realName(name))) continue;
+        if (!servedNames.has(name) || !servedReal.has(fs.realName(name))) return;
         break;
       }
     }
     steps.push(s);
-  }
-  return ScenarioSchema.parse({
-    ...vector,
-    steps: steps.length > 0 ? steps : [{ op: "message" }],
   });
+  return steps;
 }

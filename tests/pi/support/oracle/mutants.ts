@@ -103,6 +103,25 @@ export const PLANTED_BUGS: PlantedBug[] = [
       `if (!anchored || o.anchorIndex < barrier || o.anchorIndex >= branch.length) return false;`,
     replace: `if (o.anchorIndex >= branch.length) return false;`,
   },
+  // SPEC §5.8: a write call that never got a result leaves its file unknown after its turn
+  {
+    name: "unanswered-write-ignored",
+    ports: ["reference", "pi"],
+    file: "src/core/replay.ts",
+    find: `    for (const call of this.#pending.values()) this.#unknownFromTurnStart(call);\n`,
+    replace: `    for (const call of this.#pending.values()) if (call === undefined) break;\n`,
+  },
+  // SPEC §5.8: a read of a file whose write is pending in the same turn is served in full
+  {
+    name: "pending-write-ignored",
+    ports: ["reference", "pi"],
+    file: "src/shell/read_service.ts",
+    find:
+      `export function writeInFlight(call: ReadCall, pending: readonly ReadCall[]): boolean {\n`,
+    replace:
+      `export function writeInFlight(call: ReadCall, pending: readonly ReadCall[]): boolean {\n` +
+      `  if (call !== undefined) return false;\n`,
+  },
 ];
 
 /** The repository root (four levels above this file). */

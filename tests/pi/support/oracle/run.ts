@@ -74,6 +74,10 @@ export interface OracleResult {
   sessions: number;
   reads: number;
   cachedAnswers: number;
+  /** `writeTool` steps. */
+  writes: number;
+  /** Cached answers for a name a write call in the model's context names. */
+  cachedOnWritten: number;
   /** Read results by mode (`error`, `null`, `full`, ...). */
   modes: Record<string, number>;
   unsafe: UnsafeFinding[];
@@ -121,6 +125,8 @@ export async function runOracle(options: OracleOptions): Promise<OracleResult> {
     sessions: 0,
     reads: 0,
     cachedAnswers: 0,
+    writes: 0,
+    cachedOnWritten: 0,
     modes: {},
     unsafe: [],
     errors: [],
@@ -137,6 +143,8 @@ export async function runOracle(options: OracleOptions): Promise<OracleResult> {
     } else {
       result.reads += o.reads;
       result.cachedAnswers += o.cachedAnswers;
+      result.writes += o.writes;
+      result.cachedOnWritten += o.cachedOnWritten;
       for (const [m, n] of Object.entries(o.modes)) result.modes[m] = (result.modes[m] ?? 0) + n;
       for (const u of o.unsafe) {
         result.unsafe.push({ ...u, session: i });

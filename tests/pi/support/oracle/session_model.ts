@@ -1,21 +1,75 @@
 // The oracle's model of a pi session tree: entries with parents, a leaf,
 // labels, compaction barriers, forks (a new session holding the current
-// branch) and restarts (same session, nothing in it changes). It carries a
-// payload per entry (the oracle stores what a read output told the model).
-// It also answers which tree steps the runners can execute (a label needs a
-// leaf, a navigation needs its label in the current session, ...), which the
-// generator uses to keep vectors valid.
+// branch) and restarts (same session, nothing in it changes). It carries
+// payloads per entry (the oracle stores what a read output, or a write call,
+// told the model). It also answers which tree steps the runners can execute
+// (a label needs a leaf, a navigation needs its label in the current
+// session, ...), which the generator uses to keep vectors valid. And it
+// splits a vector's steps into turns the way pi makes them (one assistant
+// message per turn carrying every tool call of it).
 
-/** Kinds of entries that matter to the model's context. */
-export type EntryKind = "read" | "other" | "compact";
+/**
+ * Kinds of entries that matter to the model's context: `read` a persisted
+ * read (for a turn without writes it stands for the assistant message and
+ * the result), `turn` the assistant message of a turn with `write` calls
+ * (their content, or their unknown outcome, is in the context from there),
+ * `result` the persisted result of a call whose message is a `turn` entry.
+ */
+export type EntryKind = "read" | "turn" | "result" | "other" | "compact";
+
+/** The parts of a scenario step the turn rule looks at. */
+export interface TurnStep {
+  op: string;
+  persist?: boolean;
+}
+
+/** Steps that only change files: they may sit between the calls of one turn. */
+const FILE_OPS: ReadonlySet<string> = new Set(["write", "remove", "symlink", "storeFault"]);
+
+/** A tool call of the model: a `read` or a `writeTool` step. */
+export function isCallStep(s: TurnStep): boolean {
+  return s.op === "read" || s.op === "writeTool";
+}
+
+/**
+ * Whether the call step at `index` starts a turn (a new assistant message):
+ * it does unless the previous call step, with only file changes in between,
+ * had `persist: false` (it has not returned, so the model is still in the
+ * same message).
+ */
+export function startsTurn(steps: readonly TurnStep[], index: number): boolean {
+  for (let i = index - 1; i >= 0; i--) {
+    const s = steps[i];
+    if (isCallStep(s)) return s.persist !== false;
+    if (!FILE_OPS.has(s.op)) return true;
+  }
+  return true;
+}
+
+/**
+ * The indices of the call steps of the turn the call step at `index` starts:
+ * it and the next call steps until one starts a new turn; file changes are
+ * skipped, any other step ends the turn.
+ */
+export function turnCalls(steps: readonly TurnStep[], index: number): number[] {
+  const out: number[] = [];
+  for (let i = index; i < steps.length; i++) {
+    const s = steps[i];
+    if (isCallStep(s)) {
+      if (i !== index && startsTurn(steps, i)) break;
+      out.push(i);
+    } else if (!FILE_OPS.has(s.op)) break;
+  }
+  return out;
+}
 
 /** One session entry. */
 export interface TreeEntry<T> {
   id: number;
   parent: number | null;
   kind: EntryKind;
-  /** For reads: what the output told the model (absent for errors). */
-  payload?: T;
+  /** What the entry told the model: a read's output, a `turn`'s write calls. */
+  payloads: T[];
 }
 
 /** A session tree with a leaf, as pi's SessionManager keeps it. */
@@ -23,7 +77,8 @@ export class SessionTree<T> {
   readonly #entries = new Map<number, TreeEntry<T>>();
   /** Entries of the current session (a fork starts a new one holding the branch). */
   #session = new Set<number>();
-  #sessionHasRead = false;
+  /** The session holds an assistant message (pi writes its file only then). */
+  #sessionHasAssistant = false;
   #labels = new Map<string, number>();
   #next = 1;
   /** Current leaf, `null` before the first entry. */
@@ -38,17 +93,25 @@ export class SessionTree<T> {
 
   /** Appends an entry at the leaf and moves the leaf to it. */
   append(kind: EntryKind, payload?: T): number {
+    return this.appendAll(kind, payload === undefined ? [] : [payload]);
+  }
+
+  /** Appends an entry with several payloads (a `turn`: one per write call, in call order). */
+  appendAll(kind: EntryKind, payloads: T[]): number {
     const id = this.#next++;
-    this.#entries.set(id, { id, parent: this.leaf, kind, payload });
+    this.#entries.set(id, { id, parent: this.leaf, kind, payloads });
     this.#session.add(id);
-    if (kind === "read") this.#sessionHasRead = true;
+    if (kind === "read" || kind === "turn") this.#sessionHasAssistant = true;
     this.leaf = id;
     this.#leafIsLast = true;
     this.#piLeafAhead = false;
     return id;
   }
 
-  /** Records a read served but not persisted (pi appends its tool call only). */
+  /**
+   * Records a read served but not persisted in a turn without a `turn` entry
+   * (pi appends its assistant message, which this model does not record).
+   */
   unpersistedRead(): void {
     this.#leafIsLast = true;
     this.#piLeafAhead = true;
@@ -76,7 +139,7 @@ export class SessionTree<T> {
       }
     }
     const out: T[] = [];
-    for (const e of b.slice(from)) if (e.payload !== undefined) out.push(e.payload);
+    for (const e of b.slice(from)) out.push(...e.payloads);
     return out;
   }
 
@@ -122,7 +185,7 @@ export class SessionTree<T> {
   fork(): void {
     const ids = this.branch().map((e) => e.id);
     this.#session = new Set(ids);
-    this.#sessionHasRead = this.branch().some((e) => e.kind === "read");
+    this.#sessionHasAssistant = this.branch().some((e) => e.kind === "read" || e.kind === "turn");
     this.#leafIsLast = true;
     this.#piLeafAhead = false;
   }
@@ -130,10 +193,10 @@ export class SessionTree<T> {
   /**
    * Whether `restart` keeps the leaf where this model has it: pi reopens the
    * session file at its last entry and writes the file only once it holds an
-   * assistant message (any persisted read).
+   * assistant message (any persisted read, any turn with a write call).
    */
   canRestart(): boolean {
-    return this.leaf !== null && this.#leafIsLast && this.#sessionHasRead;
+    return this.leaf !== null && this.#leafIsLast && this.#sessionHasAssistant;
   }
 
   /** Number of entries ever appended. */
