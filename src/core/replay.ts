@@ -275,7 +275,10 @@ export function metaMatchesCall(meta: ReadCacheMetaV1, call: ReadCall): boolean 
   if (meta.rangeStart !== start || meta.rangeEnd > last || meta.rangeEnd > meta.totalLines) {
     return false;
   }
-  return meta.scopeKey === scopeKeyFor(meta.rangeStart, meta.rangeEnd, meta.totalLines);
+  // the scope key of those lines, compared without building it
+  const key = meta.scopeKey;
+  if (meta.rangeStart === 1 && meta.rangeEnd === meta.totalLines) return key === FULL_SCOPE;
+  return key === scopeKeyFor(meta.rangeStart, meta.rangeEnd, meta.totalLines);
 }
 
 /**
@@ -441,7 +444,8 @@ export class ReplayCursor {
   #parent = new Map<string, string>();
   /** Events and folded state of each group, by root identity. */
   #groups = new Map<string, Group>();
-  #shown = new Map<string, ScopeKey>();
+  /** Scope shown by the latest trusted read of each request: pathKey -> offset/limit -> scope. */
+  #shown = new Map<string, Map<string, ScopeKey>>();
   /** Branch index of the entry that started the current turn (the last non-result entry). */
   #turnStart = -1;
   /** Event order and `seq` at the start of the current turn (where its calls sit in context). */
@@ -519,7 +523,7 @@ export class ReplayCursor {
    * `undefined` when there is none in the window.
    */
   shownScope(pathKey: string, offset?: number, limit?: number): ScopeKey | undefined {
-    return this.#shown.get(requestKey(pathKey, offset, limit));
+    return this.#shown.get(pathKey)?.get(limitsKey(offset, limit));
   }
 
   /**
@@ -583,8 +587,10 @@ export class ReplayCursor {
    */
   #file(event: FileEvent, ids: readonly (string | undefined)[], inOrder = false): void {
     let root: string | undefined;
+    let last: string | undefined;
     for (const id of ids) {
-      if (id === undefined) continue;
+      if (id === undefined || id === last) continue;
+      last = id;
       let r = this.#root(id);
       if (r === undefined) {
         this.#parent.set(id, id);
@@ -706,7 +712,9 @@ export class ReplayCursor {
         ]);
         if (trusted) {
           if (call !== undefined) {
-            this.#shown.set(requestKey(call.pathKey, call.offset, call.limit), meta.scopeKey);
+            let byLimits = this.#shown.get(call.pathKey);
+            if (byLimits === undefined) this.#shown.set(call.pathKey, byLimits = new Map());
+            byLimits.set(limitsKey(call.offset, call.limit), meta.scopeKey);
           }
           this.#seq++;
           this.#counts[meta.mode]++;
@@ -744,6 +752,11 @@ export class ReplayCursor {
   }
 }
 
+/** Key of a request's offset and limit ("" for a whole-file request: no string is built). */
+function limitsKey(offset?: number, limit?: number): string {
+  return offset === undefined && limit === undefined ? "" : `${offset ?? ""}:${limit ?? ""}`;
+}
+
 /** Merges two event lists, each in branch order, into one in branch order. */
 function mergeByOrd(a: readonly FileEvent[], b: readonly FileEvent[]): FileEvent[] {
   const out: FileEvent[] = [];
@@ -774,7 +787,16 @@ export function applyWriteEvent(sink: ViewSink, call: ReadCall, hash: string, se
   sink.addNameView(call.name, view);
 }
 
-/** Key of a request (file, offset, limit) for {@linkcode ReplayCursor.shownScope}. */
+/**
+ * A string key of a request (file, offset, limit), for a port that keys
+ * requests the way {@linkcode ReplayCursor.shownScope} looks them up.
+ *
+ * @example
+ * ```ts
+ * import { requestKey } from "@readcache/core";
+ * requestKey("/w/a.ts", 5, 10); // "5:10:/w/a.ts"
+ * ```
+ */
 export function requestKey(pathKey: string, offset?: number, limit?: number): string {
   return `${offset ?? ""}:${limit ?? ""}:${pathKey}`;
 }

@@ -162,10 +162,16 @@ export function piEntryToReplay(
         const meta = asRecord(msg.details)?.readcache;
         const call = args !== undefined && resolve !== undefined ? resolve(args) : undefined;
         if (meta !== undefined || call !== undefined) {
-          const e: ReplayEntry = { id, parentId, kind: "read", meta };
-          if (typeof msg.toolCallId === "string") e.callId = msg.toolCallId;
-          if (call !== undefined) e.call = call;
-          return e;
+          // one object literal per shape (no properties added later): cheaper for the engine
+          const callId = typeof msg.toolCallId === "string" ? msg.toolCallId : undefined;
+          if (callId === undefined) {
+            return call === undefined
+              ? { id, parentId, kind: "read", meta }
+              : { id, parentId, kind: "read", meta, call };
+          }
+          return call === undefined
+            ? { id, parentId, kind: "read", meta, callId }
+            : { id, parentId, kind: "read", meta, callId, call };
         }
       }
       const callId = typeof msg.toolCallId === "string" ? msg.toolCallId : undefined;
@@ -278,7 +284,12 @@ export class PiBranchConverter {
 
   readonly #resolveOnce = (args: unknown): ReadCall | undefined => {
     const a = asRecord(args);
-    const key = a === undefined ? "" : `${a.path}\u0000${a.offset}\u0000${a.limit}`;
+    // a whole-file read (the common case) is keyed by its path alone: no string is built
+    const key = a === undefined
+      ? ""
+      : a.offset === undefined && a.limit === undefined && typeof a.path === "string"
+      ? a.path
+      : `\u0000${a.path}\u0000${a.offset}\u0000${a.limit}`;
     if (!this.#memo.has(key)) this.#memo.set(key, this.#resolve?.(args));
     return this.#memo.get(key);
   };
@@ -294,9 +305,8 @@ export class PiBranchConverter {
     if (tool !== "read" && !(tool === "write" && this.#resolveWrite !== undefined)) {
       return undefined;
     }
-    const seen = new Set<string>();
-    for (let id = e.parentId; id !== null && !seen.has(id);) {
-      seen.add(id);
+    // the assistant message is a few entries up; the bound only guards a corrupt parent cycle
+    for (let id = e.parentId, steps = 0; id !== null && steps < 10_000; steps++) {
       const p = byId(id);
       if (p === undefined) return undefined;
       const pm = p.type === "message" ? asRecord(p.message) : undefined;
