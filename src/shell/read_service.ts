@@ -176,7 +176,8 @@ export async function readRegularFile(
     let total = 0;
     for (;;) {
       if (signal?.aborted) throw abortError();
-      const want = Math.min(Math.max(st.size - total, 64 * 1024), cap + 1 - total);
+      // the size fstat reported plus one byte (to see the end), or 16 KB more once past it
+      const want = Math.min(Math.max(st.size - total + 1, 16 * 1024), cap + 1 - total);
       if (want <= 0) return { kind: "too_large" };
       const buf = new Uint8Array(want);
       const { bytesRead } = await fh.read(buf, 0, want, total);
@@ -184,6 +185,8 @@ export async function readRegularFile(
       chunks.push(buf.subarray(0, bytesRead));
       total += bytesRead;
       if (total > cap) return { kind: "too_large" };
+      // a short read past the reported size is the end of a regular file: no extra read
+      if (bytesRead < want && total >= st.size) break;
     }
     if (chunks.length === 1) return { kind: "ok", bytes: chunks[0] };
     const bytes = new Uint8Array(total);

@@ -975,9 +975,12 @@ function byteLength(s: string): number {
 export function sanitizeScenario(vector: Scenario): Scenario {
   let steps = vector.steps;
   for (;;) {
+    // a pass may also rewrite steps (a range refresh of a missing file becomes a whole-file one):
+    // keep its result, and pass again until nothing more is dropped
     const kept = sanitizePass(vector.files, steps);
-    if (kept.length === steps.length) break;
+    const done = kept.length === steps.length;
     steps = kept;
+    if (done) break;
   }
   return ScenarioSchema.parse({
     ...vector,
