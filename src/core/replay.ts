@@ -585,12 +585,18 @@ export class ReplayCursor {
    * `inOrder`: the event belongs earlier than events already filed (its
    * `ord`); it is inserted in order and a group folded past it folds again.
    */
-  #file(event: FileEvent, ids: readonly (string | undefined)[], inOrder = false): void {
+  #file(
+    event: FileEvent,
+    a: string | undefined,
+    b?: string,
+    c?: string,
+    inOrder = false,
+  ): void {
     let root: string | undefined;
-    let last: string | undefined;
-    for (const id of ids) {
-      if (id === undefined || id === last) continue;
-      last = id;
+    // up to three identities, passed apart (no array per event); repeats are skipped
+    for (let k = 0; k < 3; k++) {
+      const id = k === 0 ? a : k === 1 ? b : c;
+      if (id === undefined || (k > 0 && id === a) || (k === 2 && id === b)) continue;
       let r = this.#root(id);
       if (r === undefined) {
         this.#parent.set(id, id);
@@ -678,7 +684,7 @@ export class ReplayCursor {
       call,
       seq: this.#turnSeq + 0.5,
     };
-    this.#file(event, [call.pathKey, call.name], true);
+    this.#file(event, call.pathKey, call.name, undefined, true);
   }
 
   /**
@@ -705,11 +711,12 @@ export class ReplayCursor {
         const meta = e.meta === undefined ? undefined : parseReadCacheMeta(e.meta);
         const call = e.call;
         const trusted = meta !== undefined && (call === undefined || metaMatchesCall(meta, call));
-        this.#file({ ord: this.#ord++, kind: "read", meta, call, seq: this.#seq + 1 }, [
+        this.#file(
+          { ord: this.#ord++, kind: "read", meta, call, seq: this.#seq + 1 },
           meta?.pathKey,
           call?.pathKey,
           call?.name,
-        ]);
+        );
         if (trusted) {
           if (call !== undefined) {
             let byLimits = this.#shown.get(call.pathKey);
@@ -728,10 +735,11 @@ export class ReplayCursor {
         if (this.#readInTurn(branch, i, e.call)) this.#unknownFromTurnStart(e.call);
         else {
           const { call, hash } = e;
-          this.#file({ ord: this.#ord++, kind: "wrote", call, hash, seq: ++this.#seq }, [
+          this.#file(
+            { ord: this.#ord++, kind: "wrote", call, hash, seq: ++this.#seq },
             call.pathKey,
             call.name,
-          ]);
+          );
         }
       } else if (e.kind === "other" && e.toolResult === true) {
         if (e.callId !== undefined) this.#pending.delete(e.callId);
@@ -741,9 +749,10 @@ export class ReplayCursor {
       } else if (e.kind === "invalidate") {
         const inv = parseInvalidation(e.data);
         if (inv) {
-          this.#file({ ord: this.#ord++, kind: "invalidate", inv, seq: this.#seq + 1 }, [
+          this.#file(
+            { ord: this.#ord++, kind: "invalidate", inv, seq: this.#seq + 1 },
             inv.pathKey,
-          ]);
+          );
         }
       }
     }
