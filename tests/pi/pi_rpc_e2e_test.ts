@@ -35,6 +35,7 @@ const EXPECTED_MODES = [
   "unchanged",
   "diff", // after /rc-goto back to the leaf before the edit
   "full", // after /readcache-refresh
+  "unchanged", // a file the model wrote with pi's write tool (SPEC §5.8)
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -66,6 +67,8 @@ type MockAnswer =
 interface ReadScript {
   step: number;
   args: Record<string, unknown>;
+  /** The tool the model calls: pi's `read` (our override) by default, or pi's own `write`. */
+  tool?: "read" | "write";
 }
 
 function chatText(content: ChatMessage["content"]): string {
@@ -157,7 +160,7 @@ class MockLlm {
     return {
       kind: "tool",
       id: callIdFor(script.step),
-      name: "read",
+      name: script.tool ?? "read",
       args: JSON.stringify(script.args),
     };
   }
@@ -577,6 +580,16 @@ Deno.test("pi rpc e2e: pi-e2e-session vector in a real pi process", async (): Pr
           if (step.limit !== undefined) args.limit = step.limit;
           if (step.bypass === true) args.bypass_cache = true;
           const script: ReadScript = { step: i, args };
+          await pi.prompt(`${READ_PROMPT}${JSON.stringify(script)}`, at);
+          break;
+        }
+        case "writeTool": {
+          if (step.persist === false) throw new Error("persist:false is not supported end to end");
+          const script: ReadScript = {
+            step: i,
+            args: { path: step.path, content: step.content },
+            tool: "write",
+          };
           await pi.prompt(`${READ_PROMPT}${JSON.stringify(script)}`, at);
           break;
         }
