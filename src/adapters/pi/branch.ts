@@ -263,11 +263,21 @@ export class PiBranchConverter {
     getEntry: (id: string) => PiEntryLike | undefined,
   ): (id: string) => ReplayEntry | undefined {
     this.#memo = new Map();
-    // syncTip converts each entry once (it keeps what it synced), so no per-entry cache here
+    // syncTip converts each entry once (it keeps what it synced), so no per-entry cache here;
+    // the parent a tool result looks up for its call is the next entry the walk asks for
+    let lastId: string | undefined;
+    let last: PiEntryLike | undefined;
+    const get = (id: string): PiEntryLike | undefined => {
+      if (id !== lastId) {
+        last = getEntry(id);
+        lastId = id;
+      }
+      return last;
+    };
     return (id) => {
-      const e = getEntry(id);
+      const e = get(id);
       if (e === undefined) return undefined;
-      const args = this.#resolve === undefined ? undefined : this.#argsOf(e, getEntry);
+      const args = this.#resolve === undefined ? undefined : this.#argsOf(e, get);
       return piEntryToReplay(e, args, this.#resolveOnce, this.#resolveWrite, this.#resolveTarget);
     };
   }
