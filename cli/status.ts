@@ -39,6 +39,8 @@ import {
   locateRead,
   readRegularFile,
   resolveCall,
+  resolveWriteCall,
+  resolveWriteTarget,
 } from "../src/shell/read_service.ts";
 import { FsObjectStore } from "../src/store/fs_object_store.ts";
 import {
@@ -193,7 +195,12 @@ export async function statusCommand(
   const sessionPath = session.path;
   const home = homedir();
   const deps = { cwd, home };
-  const all = new PiBranchConverter((args) => resolveCall(args, deps)).branch(session.entries);
+  // the same conversion as the extension's: reads, writes and the files pending changes target
+  const all = new PiBranchConverter({
+    read: (args) => resolveCall(args, deps),
+    write: (args) => resolveWriteCall(args, deps),
+    target: (args) => resolveWriteTarget(args, deps),
+  }).branch(session.entries);
   const leafId = all.at(-1)?.id ?? null;
   const branch = activeBranch(all, leafId);
 

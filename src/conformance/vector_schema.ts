@@ -130,6 +130,9 @@ const replayEntry = z.discriminatedUnion("kind", [
     }).describe("the file a successful write tool call wrote (SPEC §5.8)"),
     hash: z.string().describe("SHA-256 of the UTF-8 bytes written; not a hash: ignored"),
     callId: z.string().optional(),
+    totalLines: z.number().int().nonnegative().optional().describe(
+      "lines of the content written (status reports only; replay ignores it)",
+    ),
   }),
   z.strictObject({
     id: z.string(),

@@ -99,6 +99,8 @@ export type ReplayEntry =
     hash: string;
     /** Tool call id of the write. */
     callId?: string;
+    /** Lines of the content written (for status reports; replay does not use it). */
+    totalLines?: number;
   }
   | {
     id: string;

@@ -298,6 +298,9 @@ export function heldParts(branch: readonly ReplayEntry[]): HeldPart[] {
     const e = branch[i];
     const meta = e.kind === "read" ? parseReadCacheMeta(e.meta) : undefined;
     if (meta) lines.set(`${meta.pathKey}\u0000${meta.servedHash}`, meta.totalLines);
+    if (e.kind === "wrote" && e.totalLines !== undefined) {
+      lines.set(`${e.call.pathKey}\u0000${e.hash}`, e.totalLines);
+    }
   }
   const out: HeldPart[] = [];
   for (const [pathKey, t] of Object.entries(snap.trust)) {

@@ -281,11 +281,13 @@ export function resolveCall(
 export function resolveWriteCall(
   args: unknown,
   deps: Pick<ReadServiceDeps, "cwd" | "home">,
-): { call: ReadCall; hash: string } | undefined {
+): { call: ReadCall; hash: string; totalLines: number } | undefined {
   const a = typeof args === "object" && args !== null ? args as Record<string, unknown> : {};
   if (typeof a.content !== "string" || !a.content.isWellFormed()) return undefined;
   const call = resolveWriteTarget(args, deps);
-  return call === undefined ? undefined : { call, hash: sha256Hex(a.content) };
+  return call === undefined
+    ? undefined
+    : { call, hash: sha256Hex(a.content), totalLines: countLines(a.content) };
 }
 
 /**

@@ -459,3 +459,15 @@ Deno.test(
     assert.equal(await mode(host, { path: "a.txt" }), "diff");
   }),
 );
+
+Deno.test(
+  "/readcache-status lists a file the model wrote, before any read of it",
+  withCwd(async (cwd) => {
+    const host = started(cwd);
+    host.registerTool(createWriteToolDefinition(cwd) as unknown as PiToolDefinition);
+    assert.ok((await host.callTool("write", { path: "src/n.ts", content: FILE })).ok);
+    await host.command("readcache-status", "");
+    const text = host.notifications.at(-1)?.message ?? "";
+    assert.ok(text.includes("the whole of src/n.ts (31 lines)"), text);
+  }),
+);

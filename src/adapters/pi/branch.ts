@@ -67,7 +67,9 @@ export type CallResolver = (args: unknown) => ReadCall | undefined;
  * const resolve: WriteResolver = (args) => undefined;
  * ```
  */
-export type WriteResolver = (args: unknown) => { call: ReadCall; hash: string } | undefined;
+export type WriteResolver = (
+  args: unknown,
+) => { call: ReadCall; hash: string; totalLines?: number } | undefined;
 
 /** Tools whose calls change files (SPEC §5.8). */
 export const FILE_CHANGING_TOOLS: ReadonlySet<string> = new Set(["write", "edit"]);
@@ -183,6 +185,7 @@ export function piEntryToReplay(
         if (w !== undefined) {
           const e: ReplayEntry = { id, parentId, kind: "wrote", call: w.call, hash: w.hash };
           if (callId !== undefined) e.callId = callId;
+          if (w.totalLines !== undefined) e.totalLines = w.totalLines;
           return e;
         }
       }

@@ -570,8 +570,11 @@ export function createReadcacheExtension(
       handler: async (_args: string, ctx: PiContextLike): Promise<void> => {
         // the same plain words as `readcache status` (cli/status.ts), without the next reads
         const deps = { cwd: ctx.cwd, home: home() };
-        const branch = new PiBranchConverter((args) => resolveCall(args, deps))
-          .branch(ctx.sessionManager.getBranch());
+        const branch = new PiBranchConverter({
+          read: (args) => resolveCall(args, deps),
+          write: (args) => resolveWriteCall(args, deps),
+          target: (args) => resolveWriteTarget(args, deps),
+        }).branch(ctx.sessionManager.getBranch());
         const s = storeFor(ctx.cwd);
         const path = s instanceof FsObjectStore ? s.root : "(the store passed in the options)";
         let store: StatusReport["store"];
