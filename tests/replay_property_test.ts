@@ -47,17 +47,21 @@ const kindArb = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ kind: "compaction" as const }) },
   { weight: 1, arbitrary: fc.constant({ kind: "other" as const }) },
 );
-// A random tree: each entry picks a parent among earlier entries (or extends the last).
-const treeArb = fc.array(fc.tuple(kindArb, fc.nat(), fc.boolean()), { minLength: 1, maxLength: 40 })
-  .map((items) =>
-    items.map(([k, p, extendLast], i): ReplayEntry =>
-      ({
-        ...k,
-        id: `e${i}`,
-        parentId: i === 0 ? null : `e${extendLast ? i - 1 : p % i}`,
-      }) as ReplayEntry
-    )
-  );
+// A random tree of entry bodies: each entry picks a parent among earlier entries (or extends the
+// last).
+function treeOf<T extends object>(body: fc.Arbitrary<T>): fc.Arbitrary<ReplayEntry[]> {
+  return fc.array(fc.tuple(body, fc.nat(), fc.boolean()), { minLength: 1, maxLength: 40 })
+    .map((items) =>
+      items.map(([k, p, extendLast], i): ReplayEntry =>
+        ({
+          ...k,
+          id: `e${i}`,
+          parentId: i === 0 ? null : `e${extendLast ? i - 1 : p % i}`,
+        }) as unknown as ReplayEntry
+      )
+    );
+}
+const treeArb = treeOf(kindArb);
 
 Deno.test("incremental replay over any walk of leaves equals replay from scratch", () => {
   fc.assert(
@@ -173,18 +177,7 @@ const linkedArb = fc.oneof(
   },
   { weight: 1, arbitrary: kindArb },
 );
-const linkedTreeArb = fc.array(fc.tuple(linkedArb, fc.nat(), fc.boolean()), {
-  minLength: 1,
-  maxLength: 40,
-}).map((items) =>
-  items.map(([k, p, extendLast], i): ReplayEntry =>
-    ({
-      ...k,
-      id: `e${i}`,
-      parentId: i === 0 ? null : `e${extendLast ? i - 1 : p % i}`,
-    }) as ReplayEntry
-  )
-);
+const linkedTreeArb = treeOf(linkedArb);
 
 Deno.test("asking about files at any moment of a walk gives what one replay at the end gives", () => {
   const ask = (c: ReplayCursor, id: string) => ({

@@ -249,7 +249,7 @@ export function resolveCall(
   args: unknown,
   deps: Pick<ReadServiceDeps, "cwd" | "home">,
 ): ReadCall | undefined {
-  const a = typeof args === "object" && args !== null ? args as Record<string, unknown> : {};
+  const a = argsRecord(args);
   if (typeof a.path !== "string" || a.path === "") return undefined;
   const num = (v: unknown) => typeof v === "number" ? v : undefined;
   try {
@@ -282,7 +282,7 @@ export function resolveWriteCall(
   args: unknown,
   deps: Pick<ReadServiceDeps, "cwd" | "home">,
 ): { call: ReadCall; hash: string; totalLines: number } | undefined {
-  const a = typeof args === "object" && args !== null ? args as Record<string, unknown> : {};
+  const a = argsRecord(args);
   if (typeof a.content !== "string" || !a.content.isWellFormed()) return undefined;
   const call = resolveWriteTarget(args, deps);
   return call === undefined
@@ -307,7 +307,7 @@ export function resolveWriteTarget(
   args: unknown,
   deps: Pick<ReadServiceDeps, "cwd" | "home">,
 ): ReadCall | undefined {
-  const a = typeof args === "object" && args !== null ? args as Record<string, unknown> : {};
+  const a = argsRecord(args);
   if (typeof a.path !== "string" || a.path === "") return undefined;
   const name = resolveToCwd(a.path, { cwd: deps.cwd, home: deps.home, exists: () => false });
   return { name, pathKey: canonicalPathKey(name, realpathOrUndefined) };
@@ -332,6 +332,11 @@ export function writeInFlight(call: ReadCall, pending: readonly ReadCall[]): boo
   return pending.some((w) =>
     ids.has(w.name) || ids.has(w.pathKey) || ids.has(realpathOrUndefined(w.name) ?? w.name)
   );
+}
+
+/** Tool-call arguments as a record (`{}` when they are not an object). */
+function argsRecord(args: unknown): Record<string, unknown> {
+  return typeof args === "object" && args !== null ? args as Record<string, unknown> : {};
 }
 
 function callOf(target: ReadTarget, pathKey: string): ReadCall {
