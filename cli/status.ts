@@ -34,13 +34,11 @@ import {
   tallyReads,
 } from "../src/core/status.ts";
 import {
+  callResolvers,
   detectImageMimeType,
   isInsideProject,
   locateRead,
   readRegularFile,
-  resolveCall,
-  resolveWriteCall,
-  resolveWriteTarget,
 } from "../src/shell/read_service.ts";
 import { FsObjectStore } from "../src/store/fs_object_store.ts";
 import {
@@ -196,11 +194,7 @@ export async function statusCommand(
   const home = homedir();
   const deps = { cwd, home };
   // the same conversion as the extension's: reads, writes and the files pending changes target
-  const all = new PiBranchConverter({
-    read: (args) => resolveCall(args, deps),
-    write: (args) => resolveWriteCall(args, deps),
-    target: (args) => resolveWriteTarget(args, deps),
-  }).branch(session.entries);
+  const all = new PiBranchConverter(callResolvers(deps)).branch(session.entries);
   const leafId = all.at(-1)?.id ?? null;
   const branch = activeBranch(all, leafId);
 

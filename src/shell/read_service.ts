@@ -314,6 +314,32 @@ export function resolveWriteTarget(
 }
 
 /**
+ * The resolvers a session converter needs (SPEC §5.6, §5.8), against the real
+ * file system: read calls ({@linkcode resolveCall}), write calls
+ * ({@linkcode resolveWriteCall}) and the file any file-changing call targets
+ * ({@linkcode resolveWriteTarget}). Pass it to the pi adapter's
+ * `PiBranchConverter`.
+ *
+ * @example
+ * ```ts
+ * import { callResolvers } from "@readcache/core";
+ * callResolvers({ cwd: "/", home: "/root" }).target({ path: "/tmp/a.txt" });
+ * // { name: "/tmp/a.txt", pathKey: "/tmp/a.txt" }
+ * ```
+ */
+export function callResolvers(deps: Pick<ReadServiceDeps, "cwd" | "home">): {
+  read: (args: unknown) => ReadCall | undefined;
+  write: (args: unknown) => { call: ReadCall; hash: string; totalLines: number } | undefined;
+  target: (args: unknown) => ReadCall | undefined;
+} {
+  return {
+    read: (args) => resolveCall(args, deps),
+    write: (args) => resolveWriteCall(args, deps),
+    target: (args) => resolveWriteTarget(args, deps),
+  };
+}
+
+/**
  * True when a file-changing call of the current turn that has not returned
  * yet (`pending`, from `BranchKnowledge.pendingChanges`) targets the file of
  * `call` (SPEC §5.8): the model's newest view of that file is then its own

@@ -125,12 +125,12 @@ export function readCallsOf(entry: PiEntryLike): [string, unknown][] {
  * Converts one pi session entry (SPEC §11.3). A successful `read` tool result
  * becomes a `read` event with its raw `details.readcache` (absent for a read
  * served without metadata), its tool call id, and the resolved call when
- * `args` (the call's arguments) and `resolve` are given; a successful
- * `write` tool result a `wrote` event when `args` and `resolveWrite` are
- * given and resolve (SPEC §5.8); an assistant message calling `write` or
- * `edit` an `other` event with its `changes` when `resolveTarget` is given; a
- * `pi-readcache`
- * custom entry an `invalidate` event; a `compaction` entry the barrier; a
+ * `args` (the call's arguments) and a read resolver are given (`resolvers`:
+ * a read resolver, or {@linkcode PiResolvers}); a successful `write` tool
+ * result a `wrote` event when `args` and the write resolver are given and
+ * resolve (SPEC §5.8); an assistant message calling `write` or `edit` an
+ * `other` event with its `changes` when the target resolver is given; a
+ * `pi-readcache` custom entry an `invalidate` event; a `compaction` entry the barrier; a
  * result of another tool (or a failed read) `other` with `toolResult`;
  * everything else `other`. Metadata is passed through raw: replay validates it.
  *
@@ -144,10 +144,10 @@ export function readCallsOf(entry: PiEntryLike): [string, unknown][] {
 export function piEntryToReplay(
   entry: PiEntryLike,
   args?: unknown,
-  resolve?: CallResolver,
-  resolveWrite?: WriteResolver,
-  resolveTarget?: CallResolver,
+  resolvers?: CallResolver | PiResolvers,
 ): ReplayEntry {
+  const { read: resolve, write: resolveWrite, target: resolveTarget }: PiResolvers =
+    typeof resolvers === "function" ? { read: resolvers } : resolvers ?? {};
   const { id, parentId } = entry;
   if (entry.type === "compaction") {
     return entry.firstKeptEntryId === undefined
@@ -230,8 +230,8 @@ export function piEntryToReplay(
 export class PiBranchConverter {
   readonly #converted = new WeakMap<PiEntryLike, ReplayEntry>();
   readonly #resolve: CallResolver | undefined;
-  readonly #resolveWrite: WriteResolver | undefined;
-  readonly #resolveTarget: CallResolver | undefined;
+  /** What conversions use: the read resolver memoised per pass, the others as given. */
+  readonly #resolvers: PiResolvers;
   /** Resolutions made during one conversion pass (one moment): same arguments, same answer. */
   #memo = new Map<string, ReadCall | undefined>();
 
@@ -243,8 +243,11 @@ export class PiBranchConverter {
   constructor(resolve?: CallResolver | PiResolvers) {
     const r: PiResolvers = typeof resolve === "function" ? { read: resolve } : resolve ?? {};
     this.#resolve = r.read;
-    this.#resolveWrite = r.write;
-    this.#resolveTarget = r.target;
+    this.#resolvers = {
+      read: r.read === undefined ? undefined : this.#resolveOnce,
+      write: r.write,
+      target: r.target,
+    };
   }
 
   /** Converts a branch (root to leaf). */
@@ -281,7 +284,7 @@ export class PiBranchConverter {
       const e = get(id);
       if (e === undefined) return undefined;
       const args = this.#resolve === undefined ? undefined : this.#argsOf(e, get);
-      return piEntryToReplay(e, args, this.#resolveOnce, this.#resolveWrite, this.#resolveTarget);
+      return piEntryToReplay(e, args, this.#resolvers);
     };
   }
 
@@ -289,7 +292,7 @@ export class PiBranchConverter {
     let r = this.#converted.get(e);
     if (r === undefined) {
       const args = this.#resolve === undefined ? undefined : this.#argsOf(e, byId);
-      r = piEntryToReplay(e, args, this.#resolveOnce, this.#resolveWrite, this.#resolveTarget);
+      r = piEntryToReplay(e, args, this.#resolvers);
       this.#converted.set(e, r);
     }
     return r;
@@ -315,7 +318,7 @@ export class PiBranchConverter {
     const msg = e.type === "message" ? asRecord(e.message) : undefined;
     if (msg?.role !== "toolResult" || typeof msg.toolCallId !== "string") return undefined;
     const tool = msg.toolName;
-    if (tool !== "read" && !(tool === "write" && this.#resolveWrite !== undefined)) {
+    if (tool !== "read" && !(tool === "write" && this.#resolvers.write !== undefined)) {
       return undefined;
     }
     // the assistant message is a few entries up; the bound only guards a corrupt parent cycle

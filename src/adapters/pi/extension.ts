@@ -36,10 +36,9 @@ import {
 } from "../../core/object_store.ts";
 import type { ReadRequest } from "../../core/range.ts";
 import {
+  callResolvers,
   resolveCall,
   resolveInvalidation,
-  resolveWriteCall,
-  resolveWriteTarget,
   serveRead,
 } from "../../shell/read_service.ts";
 import { parseRefreshArgs } from "../../core/refresh.ts";
@@ -351,11 +350,7 @@ class ReadcacheRuntime {
       const deps = { cwd: ctx.cwd, home: this.home() };
       s = {
         knowledge: new BranchKnowledge(),
-        convert: new PiBranchConverter({
-          read: (args) => resolveCall(args, deps),
-          write: (args) => resolveWriteCall(args, deps),
-          target: (args) => resolveWriteTarget(args, deps),
-        }),
+        convert: new PiBranchConverter(callResolvers(deps)),
       };
       this.#sessions.set(id, s);
     }
@@ -570,11 +565,8 @@ export function createReadcacheExtension(
       handler: async (_args: string, ctx: PiContextLike): Promise<void> => {
         // the same plain words as `readcache status` (cli/status.ts), without the next reads
         const deps = { cwd: ctx.cwd, home: home() };
-        const branch = new PiBranchConverter({
-          read: (args) => resolveCall(args, deps),
-          write: (args) => resolveWriteCall(args, deps),
-          target: (args) => resolveWriteTarget(args, deps),
-        }).branch(ctx.sessionManager.getBranch());
+        const branch = new PiBranchConverter(callResolvers(deps))
+          .branch(ctx.sessionManager.getBranch());
         const s = storeFor(ctx.cwd);
         const path = s instanceof FsObjectStore ? s.root : "(the store passed in the options)";
         let store: StatusReport["store"];
