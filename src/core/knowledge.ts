@@ -165,14 +165,17 @@ export class BranchKnowledge {
       return;
     }
     // the walk's own arrays become the synced branch (no copy)
-    this.#branch = known === -1 ? tail : this.#branch.slice(0, known + 1).concat(tail);
-    this.#index = undefined;
-    this.#apply(this.#branch);
+    this.#replace(known === -1 ? tail : this.#branch.slice(0, known + 1).concat(tail));
   }
 
   /** Brings the replay to `branch` (root to leaf) and reconciles the overlay. */
   sync(branch: readonly ReplayEntry[]): void {
-    this.#branch = branch.slice();
+    this.#replace(branch.slice());
+  }
+
+  /** Makes `branch` (owned from now on) the synced branch and replays to it. */
+  #replace(branch: ReplayEntry[]): void {
+    this.#branch = branch;
     this.#index = undefined;
     this.#apply(branch);
   }
