@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { writeMockAgentConfig } from "./support/mock_agent.ts";
 import { compareScenario } from "../../src/conformance/scenario_compare.ts";
 import type { ScenarioOutput, StepResult } from "../../src/conformance/session_simulator.ts";
 import {
@@ -511,32 +512,7 @@ Deno.test("pi rpc e2e: pi-e2e-session vector in a real pi process", async (): Pr
   try {
     for (const d of [agent, work, sessions]) await Deno.mkdir(d);
     for (const [rel, c] of Object.entries(vector.files)) await writeWorkFile(work, rel, c);
-    await Deno.writeTextFile(
-      join(agent, "models.json"),
-      JSON.stringify({
-        providers: {
-          mock: {
-            baseUrl: mock.baseUrl,
-            api: "openai-completions",
-            apiKey: "mock-key",
-            compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
-            models: [{
-              id: "mock-model",
-              name: "Mock Model",
-              reasoning: false,
-              input: ["text"],
-              contextWindow: 128000,
-              maxTokens: 4096,
-              cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
-            }],
-          },
-        },
-      }),
-    );
-    await Deno.writeTextFile(
-      join(agent, "settings.json"),
-      JSON.stringify({ compaction: { enabled: false, keepRecentTokens: 50 } }),
-    );
+    await writeMockAgentConfig(agent, mock.baseUrl);
 
     pi = new PiRpc(
       [
