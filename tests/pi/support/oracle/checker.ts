@@ -92,7 +92,8 @@ export interface Anomaly {
 }
 
 /** Result of checking one scenario run. */
-export interface CheckReport {
+/** What one check counts; a run of many sessions adds them up ({@linkcode addCounts}). */
+export interface AnswerCounts {
   /** `read` steps. */
   reads: number;
   /** Reads answered with a cached mode. */
@@ -103,6 +104,23 @@ export interface CheckReport {
   cachedOnWritten: number;
   /** Results by mode (`error` for failed reads, `null` for plain reads). */
   modes: Record<string, number>;
+}
+
+/** Counts that start at zero. */
+export function zeroCounts(): AnswerCounts {
+  return { reads: 0, cachedAnswers: 0, writes: 0, cachedOnWritten: 0, modes: {} };
+}
+
+/** Adds the counts of `from` to `into`. */
+export function addCounts(into: AnswerCounts, from: AnswerCounts): void {
+  into.reads += from.reads;
+  into.cachedAnswers += from.cachedAnswers;
+  into.writes += from.writes;
+  into.cachedOnWritten += from.cachedOnWritten;
+  for (const [m, n] of Object.entries(from.modes)) into.modes[m] = (into.modes[m] ?? 0) + n;
+}
+
+export interface CheckReport extends AnswerCounts {
   unsafe: UnsafeAnswer[];
   anomalies: Anomaly[];
 }
@@ -332,15 +350,7 @@ export function checkScenario(vector: Scenario, output: ScenarioOutput): CheckRe
   const fs = FsModel.fromFiles(vector.files);
   const tree = new SessionTree<Payload>();
   const results = new Map(output.results.map((r) => [r.step, r]));
-  const report: CheckReport = {
-    reads: 0,
-    cachedAnswers: 0,
-    writes: 0,
-    cachedOnWritten: 0,
-    modes: {},
-    unsafe: [],
-    anomalies: [],
-  };
+  const report: CheckReport = { ...zeroCounts(), unsafe: [], anomalies: [] };
   /** Unpersisted read outputs of the current turn. */
   let pending: Payload[] = [];
   /** The current turn has write calls: its assistant message is a `turn` entry of the tree. */

@@ -5,7 +5,15 @@
 import fc from "fast-check";
 import type { ScenarioOutput } from "../../../../src/conformance/session_simulator.ts";
 import type { Scenario } from "../../../../src/conformance/vector_schema.ts";
-import { type Anomaly, type CheckReport, checkScenario, type UnsafeAnswer } from "./checker.ts";
+import {
+  addCounts,
+  type Anomaly,
+  type AnswerCounts,
+  type CheckReport,
+  checkScenario,
+  type UnsafeAnswer,
+  zeroCounts,
+} from "./checker.ts";
 import { linkTargetName, nameOf } from "./fs_model.ts";
 import {
   type ASession,
@@ -69,17 +77,9 @@ export interface OracleOptions {
 }
 
 /** What {@linkcode runOracle} found. */
-export interface OracleResult {
+export interface OracleResult extends AnswerCounts {
   seed: number;
   sessions: number;
-  reads: number;
-  cachedAnswers: number;
-  /** `writeTool` steps. */
-  writes: number;
-  /** Cached answers for a name a write call in the model's context names. */
-  cachedOnWritten: number;
-  /** Read results by mode (`error`, `null`, `full`, ...). */
-  modes: Record<string, number>;
   unsafe: UnsafeFinding[];
   /** Sessions whose port threw. */
   errors: PortError[];
@@ -121,13 +121,9 @@ export async function runOracle(options: OracleOptions): Promise<OracleResult> {
   const arb = sessionArb(options.generator);
   const samples = sessions > 0 ? fc.sample(arb, { seed, numRuns: sessions }) : [];
   const result: OracleResult = {
+    ...zeroCounts(),
     seed,
     sessions: 0,
-    reads: 0,
-    cachedAnswers: 0,
-    writes: 0,
-    cachedOnWritten: 0,
-    modes: {},
     unsafe: [],
     errors: [],
     anomalies: [],
@@ -141,11 +137,7 @@ export async function runOracle(options: OracleOptions): Promise<OracleResult> {
     if (!o.ok) {
       result.errors.push({ session: i, message: o.error, vector });
     } else {
-      result.reads += o.reads;
-      result.cachedAnswers += o.cachedAnswers;
-      result.writes += o.writes;
-      result.cachedOnWritten += o.cachedOnWritten;
-      for (const [m, n] of Object.entries(o.modes)) result.modes[m] = (result.modes[m] ?? 0) + n;
+      addCounts(result, o);
       for (const u of o.unsafe) {
         result.unsafe.push({ ...u, session: i });
         if (!firstByCategory.has(u.category)) firstByCategory.set(u.category, i);
