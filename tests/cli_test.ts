@@ -38,6 +38,12 @@ async function copyTree(from: string, to: string): Promise<void> {
   }
 }
 
+/** True when `name --version` runs here. */
+function commandWorks(name: string): Promise<boolean> {
+  return new Deno.Command(name, { args: ["--version"], stdout: "null", stderr: "null" })
+    .output().then((o) => o.success, () => false);
+}
+
 async function makeWorld(): Promise<World> {
   const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "readcache-cli-" }));
   const work = join(root, "work");
@@ -965,12 +971,7 @@ Deno.test("exit codes: usage errors 2, help 0 with an example for every command"
 });
 
 Deno.test("colour only on a terminal, never with NO_COLOR", async () => {
-  const script = await new Deno.Command("script", {
-    args: ["--version"],
-    stdout: "null",
-    stderr: "null",
-  })
-    .output().then((o) => o.success, () => false);
+  const script = await commandWorks("script");
   if (!script) return; // util-linux `script` gives the child a terminal; without it, nothing to check
   const w = await makeWorld();
   try {
@@ -1012,12 +1013,7 @@ Deno.test("colour only on a terminal, never with NO_COLOR", async () => {
 });
 
 Deno.test("npm launcher (cli/readcache.mjs under Node): arguments, output and exit codes pass through", async () => {
-  const node = await new Deno.Command("node", {
-    args: ["--version"],
-    stdout: "null",
-    stderr: "null",
-  })
-    .output().then((o) => o.success, () => false);
+  const node = await commandWorks("node");
   if (!node) return; // no Node here: the launcher is for machines that have it
   const w = await makeWorld();
   try {
