@@ -354,6 +354,7 @@ export function callResolvers(deps: Pick<ReadServiceDeps, "cwd" | "home">): {
  * ```
  */
 export function writeInFlight(call: ReadCall, pending: readonly ReadCall[]): boolean {
+  if (pending.length === 0) return false; // every read asks: the usual answer without a Set
   const ids = new Set([call.name, call.pathKey]);
   return pending.some((w) =>
     ids.has(w.name) || ids.has(w.pathKey) || ids.has(realpathOrUndefined(w.name) ?? w.name)
