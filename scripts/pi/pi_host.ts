@@ -8,8 +8,11 @@ import type {
   PiCacheEvent,
   PiContextLike,
   PiExtensionHost,
+  PiToolCallEvent,
   PiToolDefinition,
   PiToolResult,
+  PiToolResultEvent,
+  PiToolResultPatch,
 } from "../../src/adapters/pi/extension.ts";
 
 /** What a tool call produced, as the model would see it. */
@@ -21,6 +24,12 @@ interface Command {
   description?: string;
   handler(args: string, ctx: PiContextLike): Promise<void>;
 }
+
+type ToolCallHandler = (event: PiToolCallEvent, ctx: PiContextLike) => Promise<undefined>;
+type ToolResultHandler = (
+  event: PiToolResultEvent,
+  ctx: PiContextLike,
+) => PiToolResultPatch | undefined;
 
 /** Zero token usage, for assistant messages built by tests. */
 export const ZERO_USAGE = {
@@ -37,6 +46,10 @@ export class FakePiHost implements PiExtensionHost {
   readonly commands: Map<string, Command> = new Map();
   readonly notifications: { message: string; type?: string }[] = [];
   readonly #handlers: [PiCacheEvent, () => void][] = [];
+  // pi's tool hooks run around every tool call (they are part of running a tool, not events
+  // the cache may miss: `--no-events` does not turn them off)
+  readonly #toolCall: ToolCallHandler[] = [];
+  readonly #toolResult: ToolResultHandler[] = [];
   #callCounter = 0;
 
   constructor(public session: SessionManager, public cwd: string) {}
@@ -53,8 +66,19 @@ export class FakePiHost implements PiExtensionHost {
     this.session.appendCustomEntry(customType, data);
   }
 
-  on(event: PiCacheEvent, handler: () => void): void {
-    this.#handlers.push([event, handler]);
+  on(event: PiCacheEvent, handler: () => void): void;
+  on(
+    event: "tool_call",
+    handler: (event: PiToolCallEvent, ctx: PiContextLike) => Promise<undefined>,
+  ): void;
+  on(
+    event: "tool_result",
+    handler: (event: PiToolResultEvent, ctx: PiContextLike) => PiToolResultPatch | undefined,
+  ): void;
+  on(event: string, handler: (...args: never[]) => unknown): void {
+    if (event === "tool_call") this.#toolCall.push(handler as ToolCallHandler);
+    else if (event === "tool_result") this.#toolResult.push(handler as ToolResultHandler);
+    else this.#handlers.push([event as PiCacheEvent, handler as () => void]);
   }
 
   /** Fires a pi event at the extension. */
@@ -127,12 +151,27 @@ export class FakePiHost implements PiExtensionHost {
     const tool = this.tools.get(name);
     if (!tool) throw new Error(`no tool ${name} registered`);
     let outcome: ToolOutcome;
+    // like pi's agent loop: the tool's own argument preparation, then `tool_call`, then execute
+    const input = tool.prepareArguments === undefined ? args : tool.prepareArguments(args);
+    const call = { toolName: name, toolCallId, input };
+    for (const h of this.#toolCall) await h(call, this.context());
     try {
-      const result = await tool.execute(toolCallId, args, opts.signal, undefined, this.context());
+      const result = await tool.execute(toolCallId, input, opts.signal, undefined, this.context());
       const text = result.content.map((c) => c.type === "text" ? c.text : "").join("");
       outcome = { ok: true, result, text };
     } catch (e) {
       outcome = { ok: false, error: e instanceof Error ? e.message : String(e) };
+    }
+    for (const h of this.#toolResult) {
+      const patch = h({
+        ...call,
+        content: outcome.ok ? outcome.result.content : [{ type: "text", text: outcome.error }],
+        details: outcome.ok ? outcome.result.details : undefined,
+        isError: !outcome.ok,
+      }, this.context());
+      if (outcome.ok && patch?.details !== undefined) {
+        outcome = { ...outcome, result: { ...outcome.result, details: patch.details } };
+      }
     }
     if (opts.persist !== false) {
       this.session.appendMessage({

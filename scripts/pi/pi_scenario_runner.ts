@@ -9,7 +9,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createWriteToolDefinition, SessionManager } from "@mariozechner/pi-coding-agent";
+import {
+  createEditToolDefinition,
+  createWriteToolDefinition,
+  SessionManager,
+} from "@mariozechner/pi-coding-agent";
 import { FsObjectStore } from "../../src/store/fs_object_store.ts";
 import {
   createReadcacheExtension,
@@ -20,6 +24,7 @@ import { parseReadCacheMeta } from "../../src/core/meta.ts";
 import { locateRead } from "../../src/shell/read_service.ts";
 import {
   applyFileStep,
+  editArgsOf,
   injectStoreFault,
   readRequestOf,
   type ScenarioOutput,
@@ -38,13 +43,15 @@ export interface PiRunOptions {
 }
 
 type ReadStep = Extract<ScenarioStep, { op: "read" }>;
-type CallStep = Extract<ScenarioStep, { op: "read" | "writeTool" }>;
+type CallStep = Extract<ScenarioStep, { op: "read" | "writeTool" | "editTool" }>;
 
-/** The tool call a call step makes: pi's `read` (our override) or pi's own `write`. */
+/** The tool call a call step makes: pi's `read` (our override), or pi's own `write` or `edit`. */
 function toolCallOf(s: CallStep): { name: string; args: Record<string, unknown> } {
   return s.op === "read"
     ? { name: "read", args: readArgs(s) }
-    : { name: "write", args: { path: s.path, content: s.content } };
+    : s.op === "writeTool"
+    ? { name: "write", args: { path: s.path, content: s.content } }
+    : { name: "edit", args: editArgsOf(s) };
 }
 
 /** The `read` tool's arguments for a read step: the request plus `bypass_cache`. */
@@ -93,8 +100,9 @@ async function run(
   const store = FsObjectStore.forCwd(cwd);
   const start = (session: SessionManager): FakePiHost => {
     const host = new FakePiHost(session, cwd);
-    // pi's own write tool, as pi registers it next to the extension's read
+    // pi's own write and edit tools, as pi registers them next to the extension's read
     host.registerTool(createWriteToolDefinition(cwd) as unknown as PiToolDefinition);
+    host.registerTool(createEditToolDefinition(cwd) as unknown as PiToolDefinition);
     createReadcacheExtension({ config, home: () => home })(host);
     if (events) host.emit("session_start");
     return host;
@@ -157,6 +165,13 @@ async function run(
           persist: s.persist !== false,
         });
         if (!out.ok) throw new Error(`step ${index}: pi's write failed: ${out.error}`);
+        return;
+      }
+      case "editTool": {
+        if (startsTurn(vector.steps, index)) startTurn(index);
+        const { name, args } = toolCallOf(s);
+        // pi's edit may refuse (its error is the tool result, as in pi)
+        await host.runTool(callIds.get(index)!, name, args, { persist: s.persist !== false });
         return;
       }
       case "write":

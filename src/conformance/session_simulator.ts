@@ -17,8 +17,10 @@ import { FsObjectStore } from "../store/fs_object_store.ts";
 import type { DecisionConfig, ReadDecision } from "../core/decision.ts";
 import { BranchKnowledge } from "../core/knowledge.ts";
 import type { ReadRequest } from "../core/range.ts";
+import { applyPiEdit, editCallArgs } from "../core/edit.ts";
 import {
   locateRead,
+  planEdit,
   resolveCall,
   resolveInvalidation,
   resolveWriteCall,
@@ -49,7 +51,12 @@ type EntryBody = ReplayEntry extends infer E
  * A session entry: a replay entry, plus the raw arguments of the call a read
  * result answers, or of the write call a tool result answers.
  */
-type SimEntry = ReplayEntry & { args?: ReadRequest; writeArgs?: { path: string; content: string } };
+type SimEntry = ReplayEntry & {
+  args?: ReadRequest;
+  writeArgs?: { path: string; content: string };
+  /** An edit call's result: its arguments and, when it succeeded, its metadata. */
+  edit?: { args: Record<string, unknown>; meta?: unknown };
+};
 
 interface Session {
   entries: SimEntry[];
@@ -65,9 +72,48 @@ interface Session {
 
 const FILE_OPS: ReadonlySet<string> = new Set(["write", "remove", "symlink", "storeFault"]);
 
-/** A step that is a tool call of the model: a read or a write with the write tool. */
-function isCall(s: ScenarioStep): s is ScenarioStep & { op: "read" | "writeTool" } {
-  return s.op === "read" || s.op === "writeTool";
+/** A step that is a tool call of the model: a read, or a write or edit with the host's tools. */
+function isCall(s: ScenarioStep): s is ScenarioStep & { op: "read" | "writeTool" | "editTool" } {
+  return s.op === "read" || s.op === "writeTool" || s.op === "editTool";
+}
+
+/** The arguments the model sends with an `editTool` step, in the shape the step gives them. */
+export function editArgsOf(step: ScenarioStep & { op: "editTool" }): Record<string, unknown> {
+  const args: Record<string, unknown> = { path: step.path };
+  if (step.edits !== undefined) args.edits = step.edits;
+  if (step.oldText !== undefined) args.oldText = step.oldText;
+  if (step.newText !== undefined) args.newText = step.newText;
+  return args;
+}
+
+/**
+ * What pi's edit tool does to the file (SPEC §5.9): the path resolved like
+ * pi's, the file read as UTF-8 and changed by pi's matching rules, or pi's
+ * error (a missing file, a replacement not found or found twice).
+ */
+export function applyEditStep(
+  args: Record<string, unknown>,
+  deps: { cwd: string; home: string },
+): { ok: true } | { ok: false; error: string } {
+  const parsed = editCallArgs(args);
+  if (parsed === undefined) return { ok: false, error: "Edit tool input is invalid." };
+  const target = resolveWriteTarget({ path: parsed.path }, deps);
+  if (target === undefined) return { ok: false, error: "Edit tool input is invalid." };
+  let bytes: Uint8Array;
+  try {
+    bytes = readFileSync(target.name);
+  } catch (e) {
+    const code = (e as { code?: string }).code ?? String(e);
+    return { ok: false, error: `Could not edit file: ${parsed.path}. Error code: ${code}.` };
+  }
+  const r = applyPiEdit(
+    new TextDecoder("utf-8", { ignoreBOM: true }).decode(bytes),
+    parsed.edits,
+    parsed.path,
+  );
+  if (!r.ok) return r;
+  writeFileSync(target.name, r.text, "utf8");
+  return { ok: true };
 }
 
 /**
@@ -212,22 +258,43 @@ export async function runScenario(
   const lastServed = new Map<string, string>();
   const results: StepResult[] = [];
 
-  const append = (e: EntryBody & Pick<SimEntry, "args" | "writeArgs">): string => {
+  const append = (e: EntryBody & Pick<SimEntry, "args" | "writeArgs" | "edit">): string => {
     const id = nextId();
     session.entries.push({ ...e, id, parentId: session.leaf } as SimEntry);
     session.leaf = id;
     return id;
   };
   const writes = new Map<string, { call: ReadCall; hash: string } | undefined>();
+  /** The file a change result targets, resolved when replay first sees it (like writes). */
+  const changeTargets = new Map<string, ReadCall | undefined>();
+  const targets = (id: string, args: unknown): ReadCall | undefined => {
+    if (!changeTargets.has(id)) changeTargets.set(id, resolveWriteTarget(args, { cwd, home }));
+    return changeTargets.get(id);
+  };
   const toReplay = (e: SimEntry): ReplayEntry => {
     if (e.writeArgs !== undefined && e.kind === "other") {
       // like the pi adapter: a write result is resolved when replay first sees it
       if (!writes.has(e.id)) writes.set(e.id, resolveWriteCall(e.writeArgs, { cwd, home }));
       const w = writes.get(e.id);
       const { id, parentId } = e;
-      return w === undefined
+      if (w !== undefined) {
+        return { id, parentId, kind: "wrote", call: w.call, hash: w.hash, callId: e.callId };
+      }
+      // a write that is not proof of content still changed the file (SPEC §5.9)
+      const call = targets(e.id, e.writeArgs);
+      return call === undefined
         ? { id, parentId, kind: "other", toolResult: true, callId: e.callId }
-        : { id, parentId, kind: "wrote", call: w.call, hash: w.hash, callId: e.callId };
+        : { id, parentId, kind: "changed", call, callId: e.callId };
+    }
+    if (e.edit !== undefined && e.kind === "other") {
+      const call = targets(e.id, e.edit.args);
+      const { id, parentId } = e;
+      if (call === undefined) {
+        return { id, parentId, kind: "other", toolResult: true, callId: e.callId };
+      }
+      return e.edit.meta === undefined
+        ? { id, parentId, kind: "changed", call, callId: e.callId }
+        : { id, parentId, kind: "changed", call, callId: e.callId, meta: e.edit.meta };
     }
     if (e.kind !== "read" || e.args === undefined) return e;
     const { args, ...rest } = e;
@@ -240,8 +307,11 @@ export async function runScenario(
   const startTurn = (index: number) => {
     const changes: FileChange[] = [];
     for (const i of turnCallSteps(vector.steps, index)) {
-      const call = resolveWriteTarget(vector.steps[i], { cwd, home });
-      if (vector.steps[i].op === "writeTool" && call) changes.push({ callId: `call-${i}`, call });
+      const s = vector.steps[i];
+      const call = resolveWriteTarget(s, { cwd, home });
+      if ((s.op === "writeTool" || s.op === "editTool") && call) {
+        changes.push({ callId: `call-${i}`, call });
+      }
     }
     append(changes.length > 0 ? { kind: "other", changes } : { kind: "other" });
   };
@@ -301,6 +371,29 @@ export async function runScenario(
         }
         return;
       }
+      case "editTool": {
+        if (startsTurn(vector.steps, index)) startTurn(index);
+        const args = editArgsOf(step);
+        // before the edit runs (pi's tool_call): what the model will believe it wrote
+        session.knowledge.sync(branch());
+        const meta = await planEdit(args, session.knowledge, {
+          cwd,
+          home,
+          store,
+          volatileStore: volatile,
+          config,
+        });
+        const outcome = applyEditStep(args, { cwd, home });
+        if (step.persist !== false) {
+          append({
+            kind: "other",
+            toolResult: true,
+            callId: `call-${index}`,
+            edit: outcome.ok && meta !== undefined ? { args, meta } : { args },
+          });
+        }
+        return;
+      }
       case "write":
       case "remove":
       case "symlink":
@@ -342,12 +435,14 @@ export async function runScenario(
           calls: new Map(),
         };
         writes.clear();
+        changeTargets.clear();
         return;
       case "restart":
         volatile = new MemoryObjectStore();
         session.knowledge = new BranchKnowledge();
         session.calls = new Map();
         writes.clear();
+        changeTargets.clear();
         return;
       case "invalidate": {
         session.knowledge.sync(branch());

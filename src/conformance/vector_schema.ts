@@ -243,6 +243,21 @@ export const ScenarioStepSchema = z.discriminatedUnion("op", [
       "false: a call of the current turn that has not returned yet (still in flight)",
     ),
   }).describe("the model writes a file with the host's write tool (SPEC §5.8)"),
+  z.strictObject({
+    op: z.literal("editTool"),
+    path: z.string(),
+    edits: z.union([
+      z.array(z.strictObject({ oldText: z.string(), newText: z.string() })),
+      z.string().describe("the list sent as a JSON string, as some models send it"),
+    ]).optional(),
+    oldText: z.string().optional().describe("legacy shape: one replacement at the top level"),
+    newText: z.string().optional(),
+    persist: z.boolean().optional().describe(
+      "false: a call of the current turn that has not returned yet (still in flight)",
+    ),
+  }).describe(
+    "the model edits a file with the host's edit tool (SPEC §5.9); it succeeds or fails as pi's edit does",
+  ),
   z.strictObject({ op: z.literal("remove"), path: z.string() }),
   z.strictObject({
     op: z.literal("symlink"),

@@ -192,7 +192,10 @@ export class BranchKnowledge {
     for (let i = from; i < branch.length; i++) {
       const e = branch[i];
       if (e.kind === "read") persisted.push({ index: i, entry: e });
-      else if (!(e.kind === "wrote" || (e.kind === "other" && e.toolResult === true))) {
+      else if (
+        !(e.kind === "wrote" || e.kind === "changed" ||
+          (e.kind === "other" && e.toolResult === true))
+      ) {
         barrier = i;
       }
     }

@@ -277,3 +277,102 @@ export function parseInvalidation(value: unknown): ReadCacheInvalidationV1 | und
 export function isAnchorMode(mode: ReadMode): boolean {
   return mode === "full" || mode === "baseline_fallback";
 }
+
+/**
+ * Lines `start..end` of a file; `end` omitted: to the end of the file.
+ *
+ * @example
+ * ```ts
+ * import type { LineStretch } from "@readcache/core";
+ * const s: LineStretch = { start: 5 }; // line 5 to the end
+ * ```
+ */
+export interface LineStretch {
+  /** First line, 1-based. */
+  start: number;
+  /** Last line, inclusive; omitted for "to the end of the file". */
+  end?: number;
+}
+
+/**
+ * `details.readcache` on a successful `edit` tool result (SPEC §5.9): what
+ * the model believes it wrote. `baseHash` is the content of its newest view
+ * on the `held` lines when it made the call; `servedHash` the content that
+ * view becomes with the replacements applied (pi's exact match), of which it
+ * now holds the `shown` lines (`held`, renumbered). From line `from` on, its
+ * older views are out of date.
+ *
+ * @example
+ * ```ts
+ * import type { ReadCacheEditMetaV1 } from "@readcache/core";
+ * const m: ReadCacheEditMetaV1 = { v: 1, kind: "edit", pathKey: "/w/a.ts", baseHash: "a".repeat(64),
+ *   servedHash: "b".repeat(64), totalLines: 11, from: 5, held: [{ start: 1 }], shown: [{ start: 1 }] };
+ * ```
+ */
+export interface ReadCacheEditMetaV1 {
+  /** Schema version, always 1. */
+  v: 1;
+  /** Always `"edit"`. */
+  kind: "edit";
+  /** Canonical identity of the file. */
+  pathKey: string;
+  /** SHA-256 of the content the model's newest view held. */
+  baseHash: string;
+  /** SHA-256 of the content the model believes it wrote. */
+  servedHash: string;
+  /** Lines of the believed content. */
+  totalLines: number;
+  /** First line the edit touched. */
+  from: number;
+  /** Lines of the base the model held, each checked against its views at replay. */
+  held: LineStretch[];
+  /** The same lines in the believed content, in the same order. */
+  shown: LineStretch[];
+}
+
+const HEX64 = /^[0-9a-f]{64}$/;
+const stretchSchema = z.strictObject({ start: positiveInt, end: positiveInt.optional() })
+  .refine((s) => s.end === undefined || s.end >= s.start, { message: "end is before start" });
+
+const ReadCacheEditMetaV1Schema: z.ZodType<ReadCacheEditMetaV1, unknown> = z.looseObject({
+  v: z.literal(1),
+  kind: z.literal("edit"),
+  pathKey: z.string().min(1),
+  baseHash: z.string().regex(HEX64),
+  servedHash: z.string().regex(HEX64),
+  totalLines: positiveInt,
+  from: positiveInt,
+  held: z.array(stretchSchema).min(1),
+  shown: z.array(stretchSchema).min(1),
+}).refine((m) => m.held.length === m.shown.length, {
+  message: "held and shown differ in length",
+}).transform((m): ReadCacheEditMetaV1 => ({
+  v: 1,
+  kind: "edit",
+  pathKey: m.pathKey,
+  baseHash: m.baseHash,
+  servedHash: m.servedHash,
+  totalLines: m.totalLines,
+  from: m.from,
+  held: m.held.map((s) =>
+    s.end === undefined ? { start: s.start } : { start: s.start, end: s.end }
+  ),
+  shown: m.shown.map((s) =>
+    s.end === undefined ? { start: s.start } : { start: s.start, end: s.end }
+  ),
+}));
+
+/**
+ * Parses `details.readcache` of an `edit` tool result; `undefined` when
+ * invalid. Never throws.
+ *
+ * @example
+ * ```ts
+ * import { parseEditMeta } from "@readcache/core";
+ * parseEditMeta({ v: 1, kind: "edit" }); // undefined
+ * ```
+ */
+export function parseEditMeta(value: unknown): ReadCacheEditMetaV1 | undefined {
+  const r = ReadCacheEditMetaV1Schema.safeParse(value);
+  return r.success ? r.data : undefined;
+}

@@ -12,9 +12,11 @@
  */
 import {
   isAnchorMode,
+  parseEditMeta,
   parseInvalidation,
   parseReadCacheMeta,
   READ_MODES,
+  type ReadCacheEditMetaV1,
   type ReadCacheInvalidationV1,
   type ReadCacheMetaV1,
   type ReadMode,
@@ -101,6 +103,22 @@ export type ReplayEntry =
     callId?: string;
     /** Lines of the content written (for status reports; replay does not use it). */
     totalLines?: number;
+  }
+  | {
+    id: string;
+    parentId: string | null;
+    kind: "changed";
+    /**
+     * The result of a file-changing call that is not proof of content (SPEC
+     * §5.9): an `edit` (with its raw `details.readcache` when it succeeded,
+     * else none), or a successful `write` whose content is not well-formed
+     * Unicode. `call` is the file it targets.
+     */
+    call: ReadCall;
+    /** Raw `details.readcache` of a successful edit; replay validates it. */
+    meta?: unknown;
+    /** Tool call id of the change. */
+    callId?: string;
   }
   | {
     id: string;
@@ -396,6 +414,7 @@ function derivedBaseHeld(
 type FileEvent =
   | { ord: number; kind: "read"; meta?: ReadCacheMetaV1; call?: ReadCall; seq: number }
   | { ord: number; kind: "wrote"; call: ReadCall; hash: string; seq: number }
+  | { ord: number; kind: "edit"; call: ReadCall; meta: ReadCacheEditMetaV1; seq: number }
   | { ord: number; kind: "invalidate"; inv: ReadCacheInvalidationV1; seq: number }
   | { ord: number; kind: "unknown"; call: ReadCall; seq: number };
 
@@ -455,6 +474,8 @@ export class ReplayCursor {
   #turnSeq = 0;
   /** File-changing calls of the current turn without a result yet, by call id. */
   #pending = new Map<string, ReadCall>();
+  /** Every file-changing call of the current turn's assistant message. */
+  #turnChanges: readonly FileChange[] = [];
   #ord = 0;
   #seq = 0;
   #boundary: ReplayBoundary = { startIndex: 0, compactionId: null };
@@ -565,6 +586,7 @@ export class ReplayCursor {
     this.#turnOrd = this.#ord++;
     this.#turnSeq = 0;
     this.#pending = new Map();
+    this.#turnChanges = [];
     this.#seq = 0;
     this.#boundary = boundary;
     this.#counts = zeroCounts();
@@ -651,6 +673,8 @@ export class ReplayCursor {
         if (applyReadEvent(sink, e.meta, e.call, e.seq) === "ignored") f.ignored++;
       } else if (e.kind === "wrote") {
         applyWriteEvent(sink, e.call, e.hash, e.seq);
+      } else if (e.kind === "edit") {
+        applyEditEvent(sink, e.meta, e.call, e.seq);
       } else if (e.kind === "invalidate") {
         applyInvalidationEvent(sink, e.inv, e.seq);
       } else {
@@ -669,6 +693,16 @@ export class ReplayCursor {
       if (e.kind !== "read") continue;
       const key = (e.meta as { pathKey?: unknown } | undefined)?.pathKey;
       const ids = [key, e.call?.pathKey, e.call?.name];
+      if (ids.includes(call.pathKey) || ids.includes(call.name)) return true;
+    }
+    return false;
+  }
+
+  /** True when another file-changing call of the current turn targets the file of `call`. */
+  #otherChangeInTurn(callId: string | undefined, call: ReadCall): boolean {
+    for (const c of this.#turnChanges) {
+      if (c.callId === callId) continue;
+      const ids = [c.call.pathKey, c.call.name];
       if (ids.includes(call.pathKey) || ids.includes(call.name)) return true;
     }
     return false;
@@ -698,6 +732,7 @@ export class ReplayCursor {
   #endTurn(index: number): void {
     for (const call of this.#pending.values()) this.#unknownFromTurnStart(call);
     this.#pending.clear();
+    this.#turnChanges = [];
     this.#turnStart = index;
     this.#turnOrd = this.#ord++;
     this.#turnSeq = this.#seq;
@@ -732,13 +767,38 @@ export class ReplayCursor {
         if (e.callId !== undefined) this.#pending.delete(e.callId);
         // The model sent the content in the assistant message that made the call, so a read
         // result of the same file earlier in this turn is newer than the write: then the file is
-        // unknown from the turn start, below what the turn's reads showed (SPEC §5.8).
-        if (!isContentHash(e.hash)) continue;
-        if (this.#readInTurn(branch, i, e.call)) this.#unknownFromTurnStart(e.call);
-        else {
+        // unknown from the turn start, below what the turn's reads showed (SPEC §5.8). So is a
+        // file another call of the same message changes too (pi runs them in parallel).
+        if (
+          !isContentHash(e.hash) || this.#readInTurn(branch, i, e.call) ||
+          this.#otherChangeInTurn(e.callId, e.call)
+        ) {
+          this.#unknownFromTurnStart(e.call);
+        } else {
           const { call, hash } = e;
           this.#file(
             { ord: this.#ord++, kind: "wrote", call, hash, seq: ++this.#seq },
+            call.pathKey,
+            call.name,
+          );
+        }
+      } else if (e.kind === "changed") {
+        if (e.callId !== undefined) this.#pending.delete(e.callId);
+        // An edit is the model's belief only with valid metadata for this file and alone in its
+        // turn; anything else leaves the file unknown from the turn start (SPEC §5.9).
+        const meta = e.meta === undefined ? undefined : parseEditMeta(e.meta);
+        const call = e.call;
+        if (
+          meta === undefined || meta.pathKey !== call.pathKey ||
+          this.#readInTurn(branch, i, call) || this.#otherChangeInTurn(e.callId, call)
+        ) {
+          this.#unknownFromTurnStart(call);
+          if (meta !== undefined && meta.pathKey !== call.pathKey) {
+            this.#unknownFromTurnStart({ name: meta.pathKey, pathKey: meta.pathKey });
+          }
+        } else {
+          this.#file(
+            { ord: this.#ord++, kind: "edit", call, meta, seq: ++this.#seq },
             call.pathKey,
             call.name,
           );
@@ -747,7 +807,8 @@ export class ReplayCursor {
         if (e.callId !== undefined) this.#pending.delete(e.callId);
       } else if (e.kind === "other") {
         this.#endTurn(i);
-        for (const c of e.changes ?? []) this.#pending.set(c.callId, c.call);
+        this.#turnChanges = e.changes ?? [];
+        for (const c of this.#turnChanges) this.#pending.set(c.callId, c.call);
       } else if (e.kind === "invalidate") {
         const inv = parseInvalidation(e.data);
         if (inv) {
@@ -796,6 +857,70 @@ export function applyWriteEvent(sink: ViewSink, call: ReadCall, hash: string, se
   const view: LineView = { seq, start: 1, end: TO_END, hash };
   sink.addKeyView(call.pathKey, view);
   sink.addNameView(call.name, view);
+}
+
+/**
+ * Applies a successful `edit` tool call with its metadata (SPEC §5.9). When
+ * the model's views before it hold the base's content on every `held`
+ * stretch (hashes only, under the file's identity and the edit's name), the
+ * model's older views from line `from` on become unknown and it holds the
+ * `shown` lines of the believed content: views of them, and a trust slot
+ * (the full slot when it holds the whole file). Otherwise the whole file
+ * becomes unknown. Returns whether the belief was taken.
+ *
+ * @example
+ * ```ts ignore
+ * applyEditEvent(sink, meta, { name: "/w/a.ts", pathKey: "/w/a.ts" }, cursorSeq + 1); // true
+ * ```
+ */
+export function applyEditEvent(
+  sink: ViewSink,
+  meta: ReadCacheEditMetaV1,
+  call: ReadCall,
+  seq: number,
+): boolean {
+  const keyViews = sink.keyViews(call.pathKey);
+  const nameViews = sink.nameViews(call.name);
+  const held = meta.held.every((h) =>
+    viewsCoverWith(meta.baseHash, h.start, h.end ?? TO_END, keyViews, nameViews)
+  );
+  const add = (v: LineView) => {
+    sink.addKeyView(call.pathKey, v);
+    sink.addNameView(call.name, v);
+  };
+  if (!held) {
+    add({ seq: seq - 0.5, start: 1, end: TO_END, hash: null });
+    return false;
+  }
+  add({ seq: seq - 0.5, start: meta.from, end: TO_END, hash: null });
+  let trust = sink.trust(call.pathKey);
+  const total = meta.totalLines;
+  for (const s of meta.shown) {
+    const end = s.end ?? TO_END;
+    add({ seq, start: s.start, end, hash: meta.servedHash });
+    if (s.start === 1 && s.end === undefined) {
+      trust = pathTrustAfterWrite(trust, meta.servedHash, seq);
+      continue;
+    }
+    const last = Math.min(s.end ?? total, total);
+    if (s.start > last) continue;
+    const scopeKey = scopeKeyFor(s.start, last, total);
+    // a held stretch that happens to be the whole text still says nothing of where it ends
+    if (scopeKey === FULL_SCOPE) continue;
+    trust = pathTrustAfterRead(trust, {
+      v: 1,
+      pathKey: call.pathKey,
+      scopeKey,
+      servedHash: meta.servedHash,
+      mode: "full",
+      totalLines: total,
+      rangeStart: s.start,
+      rangeEnd: last,
+      bytes: 0,
+    }, seq).trust;
+  }
+  sink.setTrust(call.pathKey, trust);
+  return true;
 }
 
 /**

@@ -309,3 +309,45 @@ export function viewsCoverWith(
   }
   return true;
 }
+
+/**
+ * The lines whose newest view under the file's identity AND under the name
+ * both show content `hash` (SPEC §5.9: what the model holds of that content
+ * now), as sorted, disjoint `[start, end]` stretches (`end` may be
+ * {@linkcode TO_END}).
+ *
+ * @example
+ * ```ts
+ * import { linesHeldWith, TO_END } from "@readcache/core";
+ * const views = [{ seq: 1, start: 1, end: TO_END, hash: "A" }, { seq: 2, start: 4, end: 6, hash: "B" }];
+ * linesHeldWith("A", views, views); // [[1, 3], [7, TO_END]]
+ * ```
+ */
+export function linesHeldWith(
+  hash: string,
+  keyViews: readonly LineView[],
+  nameViews: readonly LineView[],
+): [number, number][] {
+  const held = (views: readonly LineView[]): Interval[] => {
+    const out: Interval[] = [];
+    let open: Interval[] = [[1, TO_END]];
+    for (let i = views.length - 1; i >= 0 && open.length > 0; i--) {
+      const v = views[i];
+      if (v.hash === hash) out.push(...overlaps(open, v.start, v.end));
+      open = subtract(open, v.start, v.end);
+    }
+    return out;
+  };
+  const a = held(keyViews);
+  const out: Interval[] = [];
+  for (const [x, y] of held(nameViews)) out.push(...overlaps(a, x, y));
+  out.sort((p, q) => p[0] - q[0]);
+  // join stretches that touch
+  const joined: Interval[] = [];
+  for (const s of out) {
+    const last = joined.at(-1);
+    if (last !== undefined && s[0] <= last[1] + 1) last[1] = Math.max(last[1], s[1]);
+    else joined.push([s[0], s[1]]);
+  }
+  return joined;
+}

@@ -22,7 +22,9 @@ import type { ObjectStore } from "../core/object_store.ts";
 import { sha256Hex } from "../core/hash.ts";
 import { resolveToCwd } from "../core/path.ts";
 import { canonicalPathKey } from "../core/path_key.ts";
-import type { ReadCacheInvalidationV1 } from "../core/meta.ts";
+import type { ReadCacheEditMetaV1, ReadCacheInvalidationV1 } from "../core/meta.ts";
+import { editCallArgs, planEditMeta } from "../core/edit.ts";
+import { isSensitivePath } from "../core/sensitive.ts";
 import { countLines, type ReadRequest, type ReadTarget, resolveReadTarget } from "../core/range.ts";
 import { invalidationRecord, invalidationScope } from "../core/refresh.ts";
 import type { ReadCall } from "../core/replay.ts";
@@ -429,10 +431,7 @@ export async function serveRead(
     bypass: req.bypass_cache === true || writeInFlight(call, knowledge.pendingChanges()),
     config: deps.config,
   });
-  const inside = cfg.persistOutsideProject || isInsideProject(pathKey, deps.cwd);
-  const stores = inside
-    ? [deps.store, ...(deps.volatileStore ? [deps.volatileStore] : [])]
-    : (deps.volatileStore ? [deps.volatileStore] : []);
+  const stores = storesFor(pathKey, deps, cfg);
   const objects = new Map<string, Uint8Array | undefined>();
   for (const hash of plan.needs) objects.set(hash, await loadBase(stores, hash));
   if (signal?.aborted) throw abortError();
@@ -450,6 +449,78 @@ export async function serveRead(
     }
   }
   return { target, pathKey, call, decision };
+}
+
+/**
+ * Where contents of a file are kept (SPEC §13.2): the object store and the
+ * volatile one for a file inside the project (or with `persistOutsideProject`),
+ * else the volatile one only. The first is where new contents go.
+ */
+function storesFor(pathKey: string, deps: ReadServiceDeps, cfg: DecisionConfig): ObjectStore[] {
+  const inside = cfg.persistOutsideProject || isInsideProject(pathKey, deps.cwd);
+  return inside
+    ? [deps.store, ...(deps.volatileStore ? [deps.volatileStore] : [])]
+    : (deps.volatileStore ? [deps.volatileStore] : []);
+}
+
+/**
+ * The model's belief after an `edit` call it is about to make (SPEC §5.9),
+ * as the metadata its successful result carries: taken from the model's
+ * newest view of the file (replay and in-flight reads in `knowledge`), whose
+ * content is loaded from the store, with the replacements applied as pi's
+ * exact match applies them. The believed content is stored, so a later
+ * change of the file can be a diff against it. `undefined` when the belief
+ * is not determined (then the result carries no metadata and the file
+ * becomes unknown). Call it before the edit runs; replay checks the
+ * metadata again where the result lands.
+ *
+ * @example
+ * ```ts ignore
+ * const meta = await planEdit({ path: "a.ts", edits: [{ oldText: "x", newText: "y" }] }, knowledge, deps);
+ * ```
+ */
+export async function planEdit(
+  args: unknown,
+  knowledge: BranchKnowledge,
+  deps: ReadServiceDeps,
+): Promise<ReadCacheEditMetaV1 | undefined> {
+  const parsed = editCallArgs(args);
+  if (parsed === undefined) return undefined;
+  const call = resolveWriteTarget({ path: parsed.path }, deps);
+  if (call === undefined) return undefined;
+  const cfg: DecisionConfig = { ...DEFAULT_DECISION_CONFIG, ...deps.config };
+  const { keyViews, nameViews } = knowledge.file(call.pathKey, call.name);
+  if (isSensitivePath(call.pathKey, cfg.sensitivePatterns)) return undefined;
+  const newest = keyViews.findLast((v) => v.hash !== null)?.hash;
+  if (newest == null) return undefined;
+  const stores = storesFor(call.pathKey, deps, cfg);
+  // the store, else the file itself when it still holds that content (what the model wrote)
+  let bytes = await loadBase(stores, newest);
+  if (bytes === undefined) {
+    const now = await readRegularFile(call.name, cfg.maxFileBytes).catch(() => undefined);
+    if (now?.kind === "ok" && sha256Hex(now.bytes) === newest) bytes = now.bytes;
+  }
+  if (bytes === undefined) return undefined;
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+  const plan = planEditMeta({
+    pathKey: call.pathKey,
+    base: { hash: newest, text },
+    keyViews,
+    nameViews,
+    edits: parsed.edits,
+  });
+  if (plan === undefined) return undefined;
+  try {
+    await stores[0]?.put(plan.meta.servedHash, new TextEncoder().encode(plan.text));
+  } catch {
+    // supporting data only: a later diff against the belief falls back to the baseline
+  }
+  return plan.meta;
 }
 
 /** Hashes each store held when last asked (this process): `has` once per content, not per read. */

@@ -391,7 +391,7 @@ Deno.test("branch mapping: write results and assistant messages that change file
       ],
     },
   };
-  const result = (id: string, toolCallId: string, isError = false) => ({
+  const result = (id: string, toolCallId: string, isError = false, details?: unknown) => ({
     type: "message",
     id,
     parentId: "m",
@@ -400,13 +400,16 @@ Deno.test("branch mapping: write results and assistant messages that change file
       toolCallId,
       toolName: toolCallId[0] === "w" ? "write" : "edit",
       isError,
+      details,
     },
   });
-  const [m, w, e, bad] = convert.branch([
+  const [m, w, e, bad, eMeta, eFailed] = convert.branch([
     assistant,
     result("t1", "w1"),
     result("t2", "e1"),
     { ...result("t3", "w1", true), id: "t3" },
+    result("t4", "e1", false, { diff: "", readcache: { v: 1, kind: "edit" } }),
+    result("t5", "e1", true, { readcache: { v: 1, kind: "edit" } }),
   ]);
   assert.deepEqual(m, {
     id: "m",
@@ -422,9 +425,19 @@ Deno.test("branch mapping: write results and assistant messages that change file
     hash: sha256Hex("x\n"),
     callId: "w1",
   });
-  // an edit's result is not proof of content (SPEC §5.8); a failed write neither
-  assert.deepEqual(e, { id: "t2", parentId: "m", kind: "other", toolResult: true, callId: "e1" });
+  // an edit's result is a change of its file, with the belief its metadata carries when it
+  // succeeded (SPEC §5.9); a failed write changes nothing (SPEC §5.8)
+  assert.deepEqual(e, { id: "t2", parentId: "m", kind: "changed", call, callId: "e1" });
   assert.deepEqual(bad, { id: "t3", parentId: "m", kind: "other", toolResult: true, callId: "w1" });
+  assert.deepEqual(eMeta, {
+    id: "t4",
+    parentId: "m",
+    kind: "changed",
+    call,
+    callId: "e1",
+    meta: { v: 1, kind: "edit" },
+  });
+  assert.deepEqual(eFailed, { id: "t5", parentId: "m", kind: "changed", call, callId: "e1" });
 });
 
 Deno.test(

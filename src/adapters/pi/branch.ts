@@ -177,17 +177,24 @@ export function piEntryToReplay(
         }
       }
       const callId = typeof msg.toolCallId === "string" ? msg.toolCallId : undefined;
-      if (
-        msg.toolName === "write" && msg.isError !== true && args !== undefined &&
-        resolveWrite !== undefined
-      ) {
-        const w = resolveWrite(args);
+      if (msg.toolName === "write" && msg.isError !== true && args !== undefined) {
+        const w = resolveWrite?.(args);
         if (w !== undefined) {
           const e: ReplayEntry = { id, parentId, kind: "wrote", call: w.call, hash: w.hash };
           if (callId !== undefined) e.callId = callId;
           if (w.totalLines !== undefined) e.totalLines = w.totalLines;
           return e;
         }
+        // a write that is not proof of content still changed the file (SPEC §5.9)
+        const call = resolveTarget?.(args);
+        if (call !== undefined) return changed(id, parentId, call, callId, undefined);
+      }
+      if (msg.toolName === "edit" && args !== undefined) {
+        // an edit, failed or not, changed the file as far as replay knows; only a successful
+        // one carries the model's belief (SPEC §5.9)
+        const call = resolveTarget?.(args);
+        const meta = msg.isError === true ? undefined : asRecord(msg.details)?.readcache;
+        if (call !== undefined) return changed(id, parentId, call, callId, meta);
       }
       return callId === undefined
         ? { id, parentId, kind: "other", toolResult: true }
@@ -209,6 +216,20 @@ export function piEntryToReplay(
     }
   }
   return { id, parentId, kind: "other" };
+}
+
+/** A `changed` replay entry (SPEC §5.9). */
+function changed(
+  id: string,
+  parentId: string | null,
+  call: ReadCall,
+  callId: string | undefined,
+  meta: unknown,
+): ReplayEntry {
+  const e: ReplayEntry = { id, parentId, kind: "changed", call };
+  if (callId !== undefined) e.callId = callId;
+  if (meta !== undefined) e.meta = meta;
+  return e;
 }
 
 /**
@@ -318,9 +339,11 @@ export class PiBranchConverter {
     const msg = e.type === "message" ? asRecord(e.message) : undefined;
     if (msg?.role !== "toolResult" || typeof msg.toolCallId !== "string") return undefined;
     const tool = msg.toolName;
-    if (tool !== "read" && !(tool === "write" && this.#resolvers.write !== undefined)) {
-      return undefined;
-    }
+    const r = this.#resolvers;
+    const wanted = tool === "read" ||
+      (tool === "write" && (r.write !== undefined || r.target !== undefined)) ||
+      (tool === "edit" && r.target !== undefined);
+    if (!wanted) return undefined;
     // the assistant message is a few entries up; the bound only guards a corrupt parent cycle
     for (let id = e.parentId, steps = 0; id !== null && steps < 10_000; steps++) {
       const p = byId(id);

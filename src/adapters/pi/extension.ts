@@ -26,7 +26,12 @@ import { env } from "node:process";
 import type { DecisionConfig } from "../../core/decision.ts";
 import { ReadCacheError } from "../../core/errors.ts";
 import { BranchKnowledge, type InFlightRead } from "../../core/knowledge.ts";
-import { READCACHE_CUSTOM_TYPE, type ReadCacheMetaV1, type ReadMode } from "../../core/meta.ts";
+import {
+  READCACHE_CUSTOM_TYPE,
+  type ReadCacheEditMetaV1,
+  type ReadCacheMetaV1,
+  type ReadMode,
+} from "../../core/meta.ts";
 import type { ScopeKey } from "../../core/scope.ts";
 import {
   MemoryObjectStore,
@@ -37,6 +42,7 @@ import {
 import type { ReadRequest } from "../../core/range.ts";
 import {
   callResolvers,
+  planEdit,
   resolveCall,
   resolveInvalidation,
   serveRead,
@@ -125,6 +131,8 @@ export interface PiToolResult {
 export interface PiToolDefinition {
   /** Tool name the model calls. */
   name: string;
+  /** Turns the arguments the model sent into the tool's shape before validation (pi's hook). */
+  prepareArguments?: (args: unknown) => unknown;
   /** Label shown in the UI. */
   label: string;
   /** Description sent to the model. */
@@ -173,6 +181,68 @@ export interface PiExtensionHost {
   appendEntry(customType: string, data?: unknown): void;
   /** Subscribes to a session event. */
   on(event: PiCacheEvent, handler: () => void): void;
+  /** Subscribes to pi's `tool_call` (before a tool runs; the handler could block it). */
+  on(
+    event: "tool_call",
+    handler: (event: PiToolCallEvent, ctx: PiContextLike) => Promise<undefined>,
+  ): void;
+  /** Subscribes to pi's `tool_result` (after a tool ran; the handler may patch the result). */
+  on(
+    event: "tool_result",
+    handler: (event: PiToolResultEvent, ctx: PiContextLike) => PiToolResultPatch | undefined,
+  ): void;
+}
+
+/**
+ * pi's `tool_call` event: a tool call about to run (the fields the extension reads).
+ *
+ * @example
+ * ```ts
+ * import type { PiToolCallEvent } from "@readcache/core/pi";
+ * const e: PiToolCallEvent = { toolName: "edit", toolCallId: "call_1", input: { path: "a.ts" } };
+ * ```
+ */
+export interface PiToolCallEvent {
+  /** The tool's name. */
+  toolName: string;
+  /** The tool call id. */
+  toolCallId: string;
+  /** The call's arguments. */
+  input: unknown;
+}
+
+/**
+ * pi's `tool_result` event: a tool call that ran (the fields the extension reads).
+ *
+ * @example
+ * ```ts
+ * import type { PiToolResultEvent } from "@readcache/core/pi";
+ * const e: PiToolResultEvent = { toolName: "edit", toolCallId: "call_1", input: {},
+ *   content: [{ type: "text", text: "Successfully replaced 1 block(s) in a.ts." }],
+ *   details: undefined, isError: false };
+ * ```
+ */
+export interface PiToolResultEvent extends PiToolCallEvent {
+  /** The result's content. */
+  content: PiToolResult["content"];
+  /** The result's details. */
+  details: unknown;
+  /** True when the tool failed. */
+  isError: boolean;
+}
+
+/**
+ * What a `tool_result` handler may return: fields of the result to replace.
+ *
+ * @example
+ * ```ts
+ * import type { PiToolResultPatch } from "@readcache/core/pi";
+ * const p: PiToolResultPatch = { details: { diff: "", readcache: undefined } };
+ * ```
+ */
+export interface PiToolResultPatch {
+  /** New details of the result. */
+  details?: unknown;
 }
 
 /**
@@ -586,6 +656,39 @@ export function createReadcacheExtension(
         };
         ctx.ui.notify(formatStatusReport(report), "info");
       },
+    });
+
+    // The model's own edits (SPEC §5.9): before pi's edit runs, work out what the model will
+    // believe it wrote; a successful result carries it as `details.readcache`. pi's edit tool
+    // itself (matching, rendering) is untouched. Any failure here only loses the belief.
+    const beliefs = new Map<string, ReadCacheEditMetaV1>();
+    pi.on("tool_call", async (event, ctx) => {
+      if (event.toolName !== "edit") return undefined;
+      try {
+        const meta = await rt.serialized(() =>
+          planEdit(event.input, rt.knowledgeFor(ctx), {
+            cwd: ctx.cwd,
+            home: home(),
+            store: storeFor(ctx.cwd),
+            volatileStore: rt.volatileStore,
+            config: options.config,
+          })
+        );
+        if (meta !== undefined) beliefs.set(event.toolCallId, meta);
+      } catch {
+        // no belief: the file counts as unknown after the edit
+      }
+      return undefined;
+    });
+    pi.on("tool_result", (event) => {
+      if (event.toolName !== "edit") return undefined;
+      const meta = beliefs.get(event.toolCallId);
+      beliefs.delete(event.toolCallId);
+      if (meta === undefined || event.isError) return undefined;
+      const details = typeof event.details === "object" && event.details !== null
+        ? event.details
+        : {};
+      return { details: { ...details, readcache: meta } };
     });
 
     // In-memory caches only; the next read re-derives everything from the branch.

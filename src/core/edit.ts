@@ -1,0 +1,361 @@
+/**
+ * What the model believes after its own `edit` (SPEC §5.9): pi's edit tool
+ * (0.73) as pure functions over text — its argument shapes, its exact and
+ * normalised ("fuzzy") matching, BOM and line-ending handling and its errors —
+ * and the model's belief: its newest view with each replacement applied, when
+ * that is determined.
+ *
+ * Every function here is pure.
+ *
+ * Specified by SPEC.md §5.9.
+ *
+ * @module
+ */
+import { sha256Hex } from "./hash.ts";
+import type { LineStretch, ReadCacheEditMetaV1 } from "./meta.ts";
+import { countLines } from "./range.ts";
+import { linesHeldWith, type LineView, TO_END } from "./view.ts";
+
+/**
+ * One replacement of an edit call: `oldText` must occur once in the file.
+ *
+ * @example
+ * ```ts
+ * import type { EditReplacement } from "@readcache/core";
+ * const r: EditReplacement = { oldText: "const a = 1;", newText: "const a = 2;" };
+ * ```
+ */
+export interface EditReplacement {
+  /** Text to find (exactly once). */
+  oldText: string;
+  /** Text to put in its place. */
+  newText: string;
+}
+
+/**
+ * The arguments of an edit call as pi's edit tool takes them: `edits` as an
+ * array, or sent as a JSON string; the legacy top-level `oldText`/`newText`
+ * appended as one more replacement. `undefined` when they do not make a
+ * valid call (no path, no replacement, a replacement that is not two
+ * strings): pi rejects such a call before it touches the file.
+ *
+ * @example
+ * ```ts
+ * import { editCallArgs } from "@readcache/core";
+ * editCallArgs({ path: "a.ts", oldText: "x", newText: "y" });
+ * // { path: "a.ts", edits: [{ oldText: "x", newText: "y" }] }
+ * editCallArgs({ path: "a.ts", edits: '[{"oldText":"x","newText":"y"}]' })?.edits.length; // 1
+ * ```
+ */
+export function editCallArgs(
+  args: unknown,
+): { path: string; edits: EditReplacement[] } | undefined {
+  if (typeof args !== "object" || args === null) return undefined;
+  const a = args as Record<string, unknown>;
+  let edits: unknown = a.edits;
+  if (typeof edits === "string") {
+    try {
+      const parsed = JSON.parse(edits);
+      if (Array.isArray(parsed)) edits = parsed;
+    } catch {
+      // pi keeps the string, and its validation rejects the call
+    }
+  }
+  // the legacy shape adds one replacement to the list (an `edits` that is not a list is dropped)
+  const legacy = typeof a.oldText === "string" && typeof a.newText === "string";
+  const list: unknown = legacy
+    ? [...(Array.isArray(edits) ? edits : []), { oldText: a.oldText, newText: a.newText }]
+    : edits;
+  if (typeof a.path !== "string" || a.path === "" || !Array.isArray(list) || list.length === 0) {
+    return undefined;
+  }
+  const out: EditReplacement[] = [];
+  for (const e of list) {
+    if (typeof e !== "object" || e === null) return undefined;
+    const r = e as Record<string, unknown>;
+    if (typeof r.oldText !== "string" || typeof r.newText !== "string") return undefined;
+    if (Object.keys(r).some((k) => k !== "oldText" && k !== "newText")) return undefined;
+    out.push({ oldText: r.oldText, newText: r.newText });
+  }
+  return { path: a.path, edits: out };
+}
+
+function lineEndingOf(text: string): "\r\n" | "\n" {
+  const lf = text.indexOf("\n");
+  if (lf === -1) return "\n";
+  const crlf = text.indexOf("\r\n");
+  return crlf !== -1 && crlf < lf ? "\r\n" : "\n";
+}
+
+function toLF(text: string): string {
+  return text.replace(/\r\n/g, "\n").replace(/\r/g, "\n");
+}
+
+/** pi's normalisation for its fallback match (trailing spaces, quotes, dashes, spaces, NFKC). */
+function fuzzyForm(text: string): string {
+  return text.normalize("NFKC").split("\n").map((l) => l.trimEnd()).join("\n")
+    .replace(/[\u2018\u2019\u201A\u201B]/g, "'")
+    .replace(/[\u201C\u201D\u201E\u201F]/g, '"')
+    .replace(/[\u2010\u2011\u2012\u2013\u2014\u2015\u2212]/g, "-")
+    .replace(/[\u00A0\u2002-\u200A\u202F\u205F\u3000]/g, " ");
+}
+
+function find(
+  content: string,
+  oldText: string,
+): { index: number; length: number; fuzzy: boolean } | undefined {
+  const exact = content.indexOf(oldText);
+  if (exact !== -1) return { index: exact, length: oldText.length, fuzzy: false };
+  const f = fuzzyForm(oldText);
+  const at = fuzzyForm(content).indexOf(f);
+  return at === -1 ? undefined : { index: at, length: f.length, fuzzy: true };
+}
+
+/** One replacement as applied: where it matched in the LF-normalised content. */
+interface Matched {
+  at: number;
+  length: number;
+  newText: string;
+  i: number;
+}
+
+/**
+ * pi's matching of every replacement against the same LF-normalised content:
+ * exact first; if any replacement needs the normalised match, the whole
+ * content is normalised (and so rewritten). Returns the content matched
+ * against and the sorted matches, or pi's error message.
+ */
+function matchAll(
+  normalized: string,
+  edits: readonly EditReplacement[],
+  path: string,
+): { base: string; matches: Matched[]; fuzzy: boolean } | { error: string } {
+  const n = edits.length;
+  const es = edits.map((e) => ({ oldText: toLF(e.oldText), newText: toLF(e.newText) }));
+  for (let i = 0; i < n; i++) {
+    if (es[i].oldText.length === 0) {
+      return {
+        error: n === 1
+          ? `oldText must not be empty in ${path}.`
+          : `edits[${i}].oldText must not be empty in ${path}.`,
+      };
+    }
+  }
+  const fuzzy = es.some((e) => find(normalized, e.oldText)?.fuzzy === true);
+  const base = fuzzy ? fuzzyForm(normalized) : normalized;
+  const fuzzyBase = fuzzyForm(base);
+  const matches: Matched[] = [];
+  for (let i = 0; i < n; i++) {
+    const m = find(base, es[i].oldText);
+    if (m === undefined) {
+      return {
+        error: n === 1
+          ? `Could not find the exact text in ${path}. The old text must match exactly including all whitespace and newlines.`
+          : `Could not find edits[${i}] in ${path}. The oldText must match exactly including all whitespace and newlines.`,
+      };
+    }
+    const count = fuzzyBase.split(fuzzyForm(es[i].oldText)).length - 1;
+    if (count > 1) {
+      return {
+        error: n === 1
+          ? `Found ${count} occurrences of the text in ${path}. The text must be unique. Please provide more context to make it unique.`
+          : `Found ${count} occurrences of edits[${i}] in ${path}. Each oldText must be unique. Please provide more context to make it unique.`,
+      };
+    }
+    matches.push({ at: m.index, length: m.length, newText: es[i].newText, i });
+  }
+  matches.sort((a, b) => a.at - b.at);
+  for (let k = 1; k < matches.length; k++) {
+    const p = matches[k - 1];
+    const c = matches[k];
+    if (p.at + p.length > c.at) {
+      return {
+        error:
+          `edits[${p.i}] and edits[${c.i}] overlap in ${path}. Merge them into one edit or target disjoint regions.`,
+      };
+    }
+  }
+  return { base, matches, fuzzy };
+}
+
+function replaceAll(base: string, matches: readonly Matched[]): string {
+  let out = base;
+  for (let k = matches.length - 1; k >= 0; k--) {
+    const m = matches[k];
+    out = out.slice(0, m.at) + m.newText + out.slice(m.at + m.length);
+  }
+  return out;
+}
+
+/**
+ * What pi's edit tool does to a file's text (decoded as UTF-8): strips a BOM,
+ * matches every replacement against the LF-normalised text (exact, else
+ * normalised, which rewrites the whole text in normalised form), restores
+ * the line ending it found first, and puts the BOM back. `fuzzy` tells that
+ * the normalised match applied. Errors carry pi's messages (`path` is the
+ * path as the model typed it).
+ *
+ * @example
+ * ```ts
+ * import { applyPiEdit } from "@readcache/core";
+ * applyPiEdit("a\r\nb\r\n", [{ oldText: "b", newText: "c" }], "f.txt");
+ * // { ok: true, text: "a\r\nc\r\n", fuzzy: false }
+ * applyPiEdit("a\n", [{ oldText: "z", newText: "c" }], "f.txt").ok; // false
+ * ```
+ */
+export function applyPiEdit(
+  text: string,
+  edits: readonly EditReplacement[],
+  path: string,
+): { ok: true; text: string; fuzzy: boolean } | { ok: false; error: string } {
+  const bom = text.startsWith("\uFEFF") ? "\uFEFF" : "";
+  const body = bom === "" ? text : text.slice(1);
+  const ending = lineEndingOf(body);
+  const m = matchAll(toLF(body), edits, path);
+  if ("error" in m) return { ok: false, error: m.error };
+  const out = replaceAll(m.base, m.matches);
+  if (out === m.base) {
+    return {
+      ok: false,
+      error: edits.length === 1
+        ? `No changes made to ${path}. The replacement produced identical content. This might indicate an issue with special characters or the text not existing as expected.`
+        : `No changes made to ${path}. The replacements produced identical content.`,
+    };
+  }
+  return {
+    ok: true,
+    text: bom + (ending === "\r\n" ? out.replace(/\n/g, "\r\n") : out),
+    fuzzy: m.fuzzy,
+  };
+}
+
+/**
+ * Lines of the view a replacement touched, in the view's numbering: from the
+ * line where the match starts to the line holding the first character after
+ * it (a match ending with a line break can join the next line to its
+ * replacement). `newEnd` is where that stretch ends in the belief.
+ *
+ * @example
+ * ```ts
+ * import type { TouchedLines } from "@readcache/core";
+ * const t: TouchedLines = { start: 2, end: 3, newEnd: 4 };
+ * ```
+ */
+export interface TouchedLines {
+  /** First line of the view the replacement touched. */
+  start: number;
+  /** Last line of the view the replacement touched. */
+  end: number;
+  /** Where that stretch ends in the belief (`end` shifted by the lines it added or removed). */
+  newEnd: number;
+}
+
+/**
+ * The model's belief after an edit of a view it holds (SPEC §5.9): what pi's
+ * edit tool makes of exactly `view` with these replacements, when pi's exact
+ * match applies. `undefined` when the belief is not determined that way:
+ * the view mixes line endings or holds a lone CR (pi would rewrite lines the
+ * model did not touch), a replacement holds a CR, any replacement needs pi's
+ * normalised match, or pi would refuse the edit (not found, found twice,
+ * overlapping, no change). `touched` lists, in order, the lines each
+ * replacement touched.
+ *
+ * @example
+ * ```ts
+ * import { editBelief } from "@readcache/core";
+ * editBelief("a\nb\nc\n", [{ oldText: "b\n", newText: "b1\nb2\n" }]);
+ * // { text: "a\nb1\nb2\nc\n", touched: [{ start: 2, end: 3, newEnd: 4 }] }
+ * editBelief("a\u201Cb\n", [{ oldText: 'a"b', newText: "x" }]); // undefined (normalised match)
+ * ```
+ */
+export function editBelief(
+  view: string,
+  edits: readonly EditReplacement[],
+): { text: string; touched: TouchedLines[] } | undefined {
+  if (edits.some((e) => e.oldText.includes("\r") || e.newText.includes("\r"))) return undefined;
+  const bom = view.startsWith("\uFEFF") ? "\uFEFF" : "";
+  const body = bom === "" ? view : view.slice(1);
+  const ending = lineEndingOf(body);
+  const normalized = toLF(body);
+  // uniform line endings only: restoring them must give back every untouched line as it was
+  const back = ending === "\r\n" ? normalized.replace(/\n/g, "\r\n") : normalized;
+  if (back !== body) return undefined;
+  const m = matchAll(normalized, edits, "");
+  if ("error" in m || m.fuzzy) return undefined;
+  const out = replaceAll(m.base, m.matches);
+  if (out === m.base) return undefined;
+  const touched: TouchedLines[] = [];
+  let line = 1;
+  let pos = 0;
+  let shift = 0;
+  const lineAt = (to: number) => {
+    for (; pos < to; pos++) if (normalized.charCodeAt(pos) === 10) line++;
+    return line;
+  };
+  for (const x of m.matches) {
+    const start = lineAt(x.at);
+    // the line holding the first character after the match: a match that ends with a line
+    // break joins the next line to its replacement unless the replacement ends with one too
+    const end = lineAt(x.at + x.length);
+    shift += countLines(x.newText) - countLines(m.base.slice(x.at, x.at + x.length));
+    touched.push({ start, end, newEnd: end + shift });
+  }
+  return { text: bom + (ending === "\r\n" ? out.replace(/\n/g, "\r\n") : out), touched };
+}
+
+/**
+ * The metadata of an edit whose belief is determined (SPEC §5.9), and the
+ * believed content: `base` is the content of the model's newest view of the
+ * file (hash and text), `keyViews`/`nameViews` its views under the file's
+ * identity and the name the edit used. `undefined` when the belief is not
+ * determined: {@linkcode editBelief} gives none, or a line a replacement
+ * touched is not held with the base's content under both.
+ *
+ * @example
+ * ```ts
+ * import { planEditMeta, sha256Hex, TO_END } from "@readcache/core";
+ * const text = "a\nb\nc\n";
+ * const views = [{ seq: 1, start: 1, end: TO_END, hash: sha256Hex(text) }];
+ * planEditMeta({ pathKey: "/w/f", base: { hash: sha256Hex(text), text }, keyViews: views,
+ *   nameViews: views, edits: [{ oldText: "b", newText: "B" }] })?.meta.from; // 2
+ * ```
+ */
+export function planEditMeta(input: {
+  pathKey: string;
+  base: { hash: string; text: string };
+  keyViews: readonly LineView[];
+  nameViews: readonly LineView[];
+  edits: readonly EditReplacement[];
+}): { meta: ReadCacheEditMetaV1; text: string } | undefined {
+  const belief = editBelief(input.base.text, input.edits);
+  if (belief === undefined) return undefined;
+  const held = linesHeldWith(input.base.hash, input.keyViews, input.nameViews);
+  const inHeld = (t: TouchedLines) => held.some(([s, e]) => s <= t.start && t.end <= e);
+  if (!belief.touched.every(inHeld)) return undefined;
+  const from = belief.touched[0].start;
+  // lines added (or removed) by the replacements that end before line x / at or before line x
+  const shift = (x: number, through: boolean) => {
+    let s = 0;
+    for (const t of belief.touched) if (through ? t.end <= x : t.end < x) s = t.newEnd - t.end;
+    return s;
+  };
+  const stretch = (start: number, end: number): LineStretch =>
+    end === TO_END ? { start } : { start, end };
+  const kept = held.filter(([, e]) => e >= from);
+  return {
+    meta: {
+      v: 1,
+      kind: "edit",
+      pathKey: input.pathKey,
+      baseHash: input.base.hash,
+      servedHash: sha256Hex(belief.text),
+      totalLines: countLines(belief.text),
+      from,
+      held: kept.map(([s, e]) => stretch(s, e)),
+      shown: kept.map(([s, e]) =>
+        stretch(s + shift(s, false), e === TO_END ? TO_END : e + shift(e, true))
+      ),
+    },
+    text: belief.text,
+  };
+}
