@@ -153,6 +153,26 @@ const replayEntry = z.discriminatedUnion("kind", [
     toolResult: z.boolean().optional().describe(
       "true for the result of a tool call of any tool (keeps the in-flight overlay)",
     ),
+    callId: z.string().optional().describe("for a tool result: the call it answers"),
+    changes: z.array(z.strictObject({
+      callId: z.string(),
+      call: z.strictObject({ name: z.string().min(1), pathKey: z.string().min(1) }),
+    })).optional().describe(
+      "for an assistant message: its calls of file-changing tools and their files (SPEC §5.8)",
+    ),
+  }),
+  z.strictObject({
+    id: z.string(),
+    parentId: z.string().nullable(),
+    kind: z.literal("changed"),
+    call: z.strictObject({
+      name: z.string().min(1),
+      pathKey: z.string().min(1),
+    }).describe("the file an edit (or a write that is not proof of content) targets"),
+    meta: z.unknown().optional().describe(
+      "raw details.readcache of a successful edit (SPEC §5.9); absent otherwise",
+    ),
+    callId: z.string().optional(),
   }),
 ]);
 
