@@ -29,6 +29,7 @@ export * from "./src/core/range.ts";
 export * from "./src/core/meta.ts";
 export * from "./src/core/trust.ts";
 export * from "./src/core/view.ts";
+export * from "./src/core/edit.ts";
 export * from "./src/core/replay.ts";
 export * from "./src/core/knowledge.ts";
 export * from "./src/core/truncate.ts";

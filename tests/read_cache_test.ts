@@ -142,3 +142,37 @@ Deno.test(
     assert.equal((await cache.read({ path: "x.ts" })).mode, "full");
   }),
 );
+
+Deno.test(
+  "own session: the model's own edit is what it holds; undone elsewhere it is never unchanged",
+  withCwd(async (cwd) => {
+    const file = join(cwd, "a.txt");
+    writeFileSync(file, TEXT);
+    const cache = createReadCache({ cwd, store: "memory" });
+    await cache.read({ path: "a.txt" });
+    const edited = TEXT.replace("line 5: some", "line 5: EDITED");
+    writeFileSync(file, edited); // the host's own edit tool
+    await cache.edited("a.txt", [{ oldText: "line 5: some", newText: "line 5: EDITED" }]);
+    assert.equal((await cache.read({ path: "a.txt" })).text, "[readcache: unchanged, 41 lines]");
+    writeFileSync(file, TEXT); // another process puts the old bytes back
+    const back = await cache.read({ path: "a.txt" });
+    assert.equal(back.mode, "diff");
+    assert.match(back.text, /-line 5: EDITED[^\n]*\n\+line 5: some/);
+  }),
+);
+
+Deno.test(
+  "own session: a write that is not proof, or a change the cache cannot follow, makes the file unknown",
+  withCwd(async (cwd) => {
+    const file = join(cwd, "a.txt");
+    writeFileSync(file, TEXT);
+    const cache = createReadCache({ cwd, store: "memory" });
+    await cache.read({ path: "a.txt" });
+    cache.wrote("a.txt", "x\uD800y\n"); // a lone surrogate: pi writes U+FFFD instead
+    writeFileSync(file, TEXT); // the old bytes are back
+    assert.equal((await cache.read({ path: "a.txt" })).mode, "baseline_fallback");
+    assert.equal((await cache.read({ path: "a.txt" })).mode, "unchanged");
+    cache.changed("a.txt"); // say, `sed -i` through a shell tool
+    assert.equal((await cache.read({ path: "a.txt" })).mode, "baseline_fallback");
+  }),
+);

@@ -13,6 +13,7 @@ import { isAbsolute, relative } from "node:path";
 import type { InFlightRead } from "./knowledge.ts";
 import {
   isAnchorMode,
+  parseEditMeta,
   parseReadCacheMeta,
   READ_MODES,
   type ReadCacheMetaV1,
@@ -301,6 +302,8 @@ export function heldParts(branch: readonly ReplayEntry[]): HeldPart[] {
     if (e.kind === "wrote" && e.totalLines !== undefined) {
       lines.set(`${e.call.pathKey}\u0000${e.hash}`, e.totalLines);
     }
+    const edit = e.kind === "changed" ? parseEditMeta(e.meta) : undefined;
+    if (edit) lines.set(`${edit.pathKey}\u0000${edit.servedHash}`, edit.totalLines);
   }
   const out: HeldPart[] = [];
   for (const [pathKey, t] of Object.entries(snap.trust)) {

@@ -19,8 +19,9 @@ import type { DecisionConfig } from "../core/decision.ts";
 import { BranchKnowledge } from "../core/knowledge.ts";
 import type { ReadCacheMetaV1, ReadMode } from "../core/meta.ts";
 import { MemoryObjectStore, type ObjectStore } from "../core/object_store.ts";
-import { resolveWriteCall, serveRead } from "./read_service.ts";
-import type { ReplayEntry } from "../core/replay.ts";
+import { planEdit, resolveWriteCall, resolveWriteTarget, serveRead } from "./read_service.ts";
+import type { ReadCall, ReplayEntry } from "../core/replay.ts";
+import type { EditReplacement } from "../core/edit.ts";
 import type { TruncationResult } from "../core/truncate.ts";
 
 /**
@@ -181,7 +182,8 @@ export class ReadCache {
    * arguments), so the next read of the same bytes is `unchanged`. Only for
    * the cache's own session; a host with a session tree records the write in
    * its branch instead (a `wrote` entry, SPEC §11.3). Content that is not
-   * well-formed Unicode is not recorded.
+   * well-formed Unicode is not proof of what the file holds: the file then
+   * counts as unknown until it is read again (SPEC §5.9).
    *
    * @example
    * ```ts
@@ -196,20 +198,103 @@ export class ReadCache {
    * ```
    */
   wrote(path: string, content: string): void {
-    const w = resolveWriteCall({ path, content }, {
+    const deps = { cwd: this.#options.cwd, home: this.#options.home ?? homedir() };
+    const w = resolveWriteCall({ path, content }, deps);
+    if (w === undefined) {
+      // not proof of content, but the file changed: it is unknown until read again (SPEC §5.9)
+      const call = resolveWriteTarget({ path }, deps);
+      if (call !== undefined) {
+        this.#change(
+          call,
+          (callId, parentId) => ({ id: callId, parentId, kind: "changed", call, callId }),
+        );
+      }
+      return;
+    }
+    this.#change(
+      w.call,
+      (callId, parentId) => ({ id: callId, parentId, kind: "wrote", ...w, callId }),
+    );
+  }
+
+  /**
+   * The model edited `path` with an edit tool that replaces text as pi's
+   * does (`edits`: each `oldText` found once, replaced by its `newText`), and
+   * the edit succeeded (SPEC §5.9). Call it after the edit: when the model's
+   * belief is determined (it held the lines it edited, the exact match
+   * applies), the next read of bytes equal to what it believes it wrote is
+   * `unchanged`; otherwise the file counts as unknown and the next read is
+   * the whole content. Only for the cache's own session.
+   *
+   * @example
+   * ```ts
+   * import { createReadCache } from "@readcache/core";
+   * import { writeFileSync } from "node:fs";
+   * import { join } from "node:path";
+   * const cwd = Deno.makeTempDirSync();
+   * const cache = createReadCache({ cwd, store: "memory" });
+   * writeFileSync(join(cwd, "a.ts"), "const a = 1;\n");
+   * await cache.read({ path: "a.ts" });
+   * writeFileSync(join(cwd, "a.ts"), "const a = 2;\n"); // the host's edit tool
+   * await cache.edited("a.ts", [{ oldText: "a = 1", newText: "a = 2" }]);
+   * (await cache.read({ path: "a.ts" })).mode; // "unchanged"
+   * ```
+   */
+  async edited(path: string, edits: readonly EditReplacement[]): Promise<void> {
+    const deps = { cwd: this.#options.cwd, home: this.#options.home ?? homedir() };
+    const call = resolveWriteTarget({ path }, deps);
+    if (call === undefined) return;
+    this.#knowledge.sync(this.#own);
+    const meta = await planEdit({ path, edits }, this.#knowledge, {
+      ...deps,
+      store: this.#store,
+      volatileStore: this.#volatile,
+      config: this.#options.config,
+    });
+    this.#change(
+      call,
+      (callId, parentId) =>
+        meta === undefined
+          ? { id: callId, parentId, kind: "changed", call, callId }
+          : { id: callId, parentId, kind: "changed", call, callId, meta },
+    );
+  }
+
+  /**
+   * The model changed `path` some other way (a shell command, a tool the
+   * cache does not know): the file is unknown until it is read again, so the
+   * next read is the whole content (SPEC §5.9). Only for the cache's own
+   * session.
+   *
+   * @example
+   * ```ts
+   * import { createReadCache } from "@readcache/core";
+   * const cache = createReadCache({ cwd: Deno.makeTempDirSync(), store: "memory" });
+   * cache.changed("a.ts");
+   * ```
+   */
+  changed(path: string): void {
+    const call = resolveWriteTarget({ path }, {
       cwd: this.#options.cwd,
       home: this.#options.home ?? homedir(),
     });
-    if (w === undefined) return;
+    if (call === undefined) return;
+    this.#change(
+      call,
+      (callId, parentId) => ({ id: callId, parentId, kind: "changed", call, callId }),
+    );
+  }
+
+  /** Appends the assistant message that made a change call, then the call's result. */
+  #change(call: ReadCall, result: (callId: string, parentId: string) => ReplayEntry): void {
     const callId = `readcache-${++this.#calls}`;
-    // the assistant message that made the call, then its result
     const msg: ReplayEntry = {
       id: `${callId}-call`,
       parentId: this.#own.at(-1)?.id ?? null,
       kind: "other",
-      changes: [{ callId, call: w.call }],
+      changes: [{ callId, call }],
     };
-    this.#own.push(msg, { id: callId, parentId: msg.id, kind: "wrote", ...w, callId });
+    this.#own.push(msg, result(callId, msg.id));
   }
 
   /**
