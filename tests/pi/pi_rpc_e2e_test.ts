@@ -2,7 +2,9 @@
 // OpenAI Chat Completions server on 127.0.0.1, driven through the steps of the scenario vector
 // `vectors/scenario/pi-e2e-session.json`. The read results are taken from the session JSONL pi
 // wrote and checked with `compareScenario`; the text of every read is also checked against what
-// pi sent to the model (the `role:"tool"` messages the mock received).
+// pi sent to the model (the `role:"tool"` messages the mock received). The model's `write` and
+// `edit` calls run pi's own tools; an edit's result must carry the belief (`details.readcache`,
+// SPEC §5.9) in the session, and the file must hold what our copy of pi's edit rules computes.
 //
 // Needs `deno install` (pi 0.73.1 in node_modules) and Node on PATH. Set READCACHE_E2E_KEEP=1 to
 // keep the temporary directory (session JSONL, work dir) for inspection.
@@ -11,7 +13,12 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { writeMockAgentConfig } from "./support/mock_agent.ts";
 import { compareScenario } from "../../src/conformance/scenario_compare.ts";
-import type { ScenarioOutput, StepResult } from "../../src/conformance/session_simulator.ts";
+import {
+  editArgsOf,
+  type ScenarioOutput,
+  type StepResult,
+} from "../../src/conformance/session_simulator.ts";
+import { applyPiEdit, editCallArgs } from "../../src/core/edit.ts";
 import {
   type Scenario,
   ScenarioSchema,
@@ -37,6 +44,8 @@ const EXPECTED_MODES = [
   "diff", // after /rc-goto back to the leaf before the edit
   "full", // after /readcache-refresh
   "unchanged", // a file the model wrote with pi's write tool (SPEC §5.8)
+  "unchanged", // a file the model edited with pi's edit tool (SPEC §5.9)
+  "diff", // the old content put back by another process: a diff against the belief
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -68,8 +77,8 @@ type MockAnswer =
 interface ReadScript {
   step: number;
   args: Record<string, unknown>;
-  /** The tool the model calls: pi's `read` (our override) by default, or pi's own `write`. */
-  tool?: "read" | "write";
+  /** The tool the model calls: pi's `read` (our override) by default, or pi's own `write`/`edit`. */
+  tool?: "read" | "write" | "edit";
 }
 
 function chatText(content: ChatMessage["content"]): string {
@@ -420,7 +429,7 @@ interface SessionMessage {
   toolCallId?: string;
   isError?: boolean;
   content?: ChatPart[] | string;
-  details?: { readcache?: { mode?: string; scopeKey?: string } };
+  details?: { readcache?: { mode?: string; scopeKey?: string; kind?: string; pathKey?: string } };
 }
 
 interface SessionEntry {
@@ -487,6 +496,8 @@ function describe(step: ScenarioStep): string {
     case "navigate":
       return `navigate to ${step.to}`;
     case "write":
+    case "writeTool":
+    case "editTool":
     case "invalidate":
       return `${step.op} ${step.path}`;
     default:
@@ -545,6 +556,7 @@ Deno.test("pi rpc e2e: pi-e2e-session vector in a real pi process", async (): Pr
     // ---- the vector's steps ----
     const labels = new Map<string, string>();
     const navigations: { step: number; target: string }[] = [];
+    const edits: { step: number; path: string }[] = [];
     let compactResult: { summary?: string; firstKeptEntryId?: string } | undefined;
     for (const [i, step] of vector.steps.entries()) {
       at = `step ${i} (${describe(step)})`;
@@ -567,6 +579,19 @@ Deno.test("pi rpc e2e: pi-e2e-session vector in a real pi process", async (): Pr
             tool: "write",
           };
           await pi.prompt(`${READ_PROMPT}${JSON.stringify(script)}`, at);
+          break;
+        }
+        case "editTool": {
+          if (step.persist === false) throw new Error("persist:false is not supported end to end");
+          const args = editArgsOf(step);
+          // what pi's edit must leave in the file, by our copy of its rules (SPEC §5.9)
+          const before = await Deno.readTextFile(join(work, step.path));
+          const expected = applyPiEdit(before, editCallArgs(args)!.edits, step.path);
+          assert.ok(expected.ok, `the edit does not apply: ${!expected.ok && expected.error}`);
+          const script: ReadScript = { step: i, args, tool: "edit" };
+          await pi.prompt(`${READ_PROMPT}${JSON.stringify(script)}`, at);
+          assert.equal(await Deno.readTextFile(join(work, step.path)), expected.text);
+          edits.push({ step: i, path: step.path });
           break;
         }
         case "write":
@@ -670,6 +695,23 @@ Deno.test("pi rpc e2e: pi-e2e-session vector in a real pi process", async (): Pr
     assert.deepEqual(verdict.problems, []);
     assert.deepEqual(verdict.alternativeDiffs, []);
     assert.deepEqual(modes, EXPECTED_MODES);
+
+    // each edit's result carries the model's belief (SPEC §5.9), and the model got its text
+    assert.equal(edits.length, vector.steps.filter((s) => s.op === "editTool").length);
+    for (const edit of edits) {
+      const found = entries.filter((e) =>
+        e.type === "message" && e.message?.role === "toolResult" &&
+        e.message.toolCallId === callIdFor(edit.step)
+      );
+      assert.equal(found.length, 1, `step ${edit.step}: edit results in the session`);
+      const msg = found[0].message!;
+      assert.equal(msg.toolName, "edit");
+      assert.notEqual(msg.isError, true, `step ${edit.step}: the edit failed`);
+      assert.equal(msg.details?.readcache?.kind, "edit", `step ${edit.step}: details.readcache`);
+      assert.equal(msg.details?.readcache?.pathKey, `${work}/${edit.path}`);
+      const sent = mock.toolMessages.get(callIdFor(edit.step));
+      assert.deepEqual(sent && [...sent], [messageText(msg)], `step ${edit.step}: text sent`);
+    }
 
     // the read after each navigation ran on the branch below the navigation target
     for (const nav of navigations) {

@@ -1,0 +1,94 @@
+// The model's belief after its own edit (SPEC §5.9): which lines it touched, which it holds
+// afterwards and how they are renumbered (src/core/edit.ts, pure).
+import assert from "node:assert/strict";
+import { editBelief, planEditMeta } from "../src/core/edit.ts";
+import { sha256Hex } from "../src/core/hash.ts";
+import { type LineView, TO_END } from "../src/core/view.ts";
+
+const lines = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}`).join("\n") + "\n";
+const A = lines(40);
+const HA = sha256Hex(A);
+
+function plan(views: LineView[], oldText: string, newText: string) {
+  return planEditMeta({
+    pathKey: "/w/a",
+    base: { hash: HA, text: A },
+    keyViews: views,
+    nameViews: views,
+    edits: [{ oldText, newText }],
+  });
+}
+
+Deno.test("edit belief: the whole file held, a line added", () => {
+  const p = plan([{ seq: 1, start: 1, end: TO_END, hash: HA }], "line 5\n", "line 5\nline 5b\n");
+  assert.ok(p);
+  assert.equal(p.text, A.replace("line 5\n", "line 5\nline 5b\n"));
+  assert.deepEqual(p.meta, {
+    v: 1,
+    kind: "edit",
+    pathKey: "/w/a",
+    baseHash: HA,
+    servedHash: sha256Hex(p.text),
+    totalLines: 42,
+    from: 5,
+    held: [{ start: 1 }],
+    shown: [{ start: 1 }],
+  });
+});
+
+Deno.test("edit belief: a range held, renumbered; stretches before the edit are left alone", () => {
+  const views: LineView[] = [
+    { seq: 1, start: 1, end: 3, hash: HA },
+    { seq: 2, start: 10, end: 19, hash: HA },
+    { seq: 3, start: 30, end: TO_END, hash: HA },
+  ];
+  const p = plan(views, "line 12\n", "line 12\nline 12b\nline 12c\n");
+  assert.ok(p);
+  assert.equal(p.meta.from, 12);
+  assert.deepEqual(p.meta.held, [{ start: 10, end: 19 }, { start: 30 }]);
+  assert.deepEqual(p.meta.shown, [{ start: 10, end: 21 }, { start: 32 }]);
+});
+
+Deno.test("edit belief: only lines held under the identity AND the name, with the base's content", () => {
+  const key: LineView[] = [{ seq: 1, start: 1, end: TO_END, hash: HA }];
+  const name: LineView[] = [
+    { seq: 1, start: 1, end: TO_END, hash: HA },
+    { seq: 2, start: 4, end: 6, hash: null }, // a plain read of lines 4-6 under this name
+  ];
+  const edit = [{ oldText: "line 5", newText: "five" }];
+  const base = { hash: HA, text: A };
+  assert.equal(
+    planEditMeta({ pathKey: "/w/a", base, keyViews: key, nameViews: name, edits: edit }),
+    undefined,
+  );
+  const p = planEditMeta({
+    pathKey: "/w/a",
+    base,
+    keyViews: key,
+    nameViews: name,
+    edits: [{ oldText: "line 8", newText: "eight" }],
+  });
+  assert.deepEqual(p?.meta.held, [{ start: 7 }]);
+});
+
+Deno.test("edit belief: a match ending with a line break touches the next line", () => {
+  assert.deepEqual(editBelief("a\nb\nc", [{ oldText: "a\n", newText: "x" }])?.touched, [
+    { start: 1, end: 2, newEnd: 1 },
+  ]);
+  // so an edit joining line 3 to a line the model never saw is not a belief
+  const views: LineView[] = [{ seq: 1, start: 1, end: 3, hash: HA }];
+  assert.equal(plan(views, "line 3\n", "line 3 "), undefined);
+  assert.ok(plan(views, "line 2\n", "line 2 "));
+});
+
+Deno.test("edit belief: not determined where pi would rewrite more than the model sent", () => {
+  const ok = [{ oldText: "b", newText: "B" }];
+  assert.equal(editBelief("a\r\nb\nc\n", ok), undefined); // mixed line endings
+  assert.equal(editBelief("a\rb\nc\n", ok), undefined); // a lone CR
+  assert.equal(editBelief("a\nb\n", [{ oldText: "b", newText: "B\r\n" }]), undefined);
+  assert.equal(editBelief("a\u2019b\n", [{ oldText: "a'b", newText: "x" }]), undefined); // fuzzy
+  assert.equal(editBelief("b\nb\n", ok), undefined); // twice
+  assert.equal(editBelief("a\n", ok), undefined); // missing
+  assert.equal(editBelief("a\n", [{ oldText: "a", newText: "a" }]), undefined); // no change
+  assert.deepEqual(editBelief("\uFEFFa\r\nb\r\n", ok)?.text, "\uFEFFa\r\nB\r\n");
+});
