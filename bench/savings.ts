@@ -8,10 +8,14 @@
 //   (c) overlapping ranges: 1-100, 50-150, 120-220, ...
 //   (d) write-then-read: the agent writes or edits a file, then reads it
 //   (e) edits inside a range the model holds, then the range again
+//   (f) the model's own edits (SPEC §5.9): read, edit with pi's edit rules, re-read, several rounds
+//       per file, whole files and ranges; the re-reads right after an edit are counted and must be
+//       `unchanged` / `unchanged_range` (the run exits 1 otherwise)
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { renderBaselineRead } from "../src/core/baseline.ts";
+import { applyPiEdit } from "../src/core/edit.ts";
 import type { ReadMode } from "../src/core/meta.ts";
 import { createReadCache, type ReadCache } from "../src/shell/read_cache.ts";
 
@@ -28,8 +32,12 @@ function rng(seed: number): () => number {
 }
 
 type Step =
-  | { op: "read"; path: string; offset?: number; limit?: number }
+  /** `afterEdit`: the re-read right after the model's own edit, the file being what it wrote. */
+  | { op: "read"; path: string; offset?: number; limit?: number; afterEdit?: boolean }
+  /** A change the model does not see (another process). */
   | { op: "edit"; path: string; line: number }
+  /** The model's own edit with the edit tool: `line` gets a suffix, `insert` adds a line after it. */
+  | { op: "editTool"; path: string; line: number; insert: boolean }
   | { op: "write"; path: string; lines: number }
   | { op: "forget" };
 
@@ -122,10 +130,50 @@ function editsInRange(): Workload {
   return { name: "(e) edits inside a held range", files, steps };
 }
 
+function ownEdits(): Workload {
+  const r = rng(6);
+  const files: Record<string, number> = {};
+  for (let i = 0; i < 8; i++) files[`src/f${i}.ts`] = 150 + Math.floor(r() * 450);
+  const lines = { ...files }; // line counts as the edits change them
+  const names = Object.keys(files);
+  const steps: Step[] = [];
+  for (let round = 0; round < 60; round++) {
+    const path = names[Math.floor(r() * names.length)];
+    if (r() < 0.5) {
+      // the whole file: read, one or two edits anywhere, read again
+      steps.push({ op: "read", path });
+      for (let k = r() < 0.3 ? 2 : 1; k > 0; k--) {
+        const insert = r() < 0.3;
+        steps.push({ op: "editTool", path, line: 1 + Math.floor(r() * lines[path]), insert });
+        if (insert) lines[path]++;
+      }
+      steps.push({ op: "read", path, afterEdit: true });
+    } else {
+      // a range: read it, edit a line inside it, read the range again (one line longer when the
+      // edit added one)
+      const limit = 40 + Math.floor(r() * 80);
+      const offset = 1 + Math.floor(r() * (lines[path] - limit));
+      const insert = r() < 0.3;
+      steps.push({ op: "read", path, offset, limit });
+      steps.push({
+        op: "editTool",
+        path,
+        line: offset + 2 + Math.floor(r() * (limit - 4)),
+        insert,
+      });
+      if (insert) lines[path]++;
+      steps.push({ op: "read", path, offset, limit: limit + (insert ? 1 : 0), afterEdit: true });
+    }
+  }
+  return { name: "(f) own edits, re-read", files, steps };
+}
+
 interface Tally {
   served: number;
   plain: number;
   byMode: Map<string, { reads: number; served: number; plain: number }>;
+  /** Re-reads right after the model's own edit, and how many were `unchanged`/`unchanged_range`. */
+  afterEdit: { reads: number; unchanged: number };
 }
 
 async function run(w: Workload): Promise<Tally> {
@@ -137,7 +185,12 @@ async function run(w: Workload): Promise<Tally> {
       writeFileSync(join(cwd, path), source(path, n));
     }
     const cache: ReadCache = createReadCache({ cwd, home: cwd, store: "memory" });
-    const t: Tally = { served: 0, plain: 0, byMode: new Map() };
+    const t: Tally = {
+      served: 0,
+      plain: 0,
+      byMode: new Map(),
+      afterEdit: { reads: 0, unchanged: 0 },
+    };
     let salt = 1;
     for (const s of w.steps) {
       if (s.op === "forget") cache.forget();
@@ -151,6 +204,18 @@ async function run(w: Workload): Promise<Tally> {
         const i = Math.min(s.line, lines.length - 1) - 1;
         lines[i] = `${lines[i]} // edited ${salt++}`;
         writeFileSync(join(cwd, s.path), lines.join("\n"));
+      } else if (s.op === "editTool") {
+        // the model's own edit: pi's edit tool applies the replacement, the cache records the call
+        const text = readFileSync(join(cwd, s.path), "utf8");
+        const lines = text.split("\n");
+        const oldText = lines[Math.min(s.line, lines.length - 1) - 1];
+        const n = salt++;
+        const added = s.insert ? `\n// line the model added in edit ${n};` : "";
+        const edits = [{ oldText, newText: `${oldText} // model edit ${n}${added}` }];
+        const r = applyPiEdit(text, edits, s.path);
+        if (!r.ok) throw new Error(`${w.name}: ${r.error}`);
+        writeFileSync(join(cwd, s.path), r.text);
+        await cache.edited(s.path, edits);
       } else {
         const req = { path: s.path, offset: s.offset, limit: s.limit };
         const res = await cache.read(req);
@@ -170,6 +235,10 @@ async function run(w: Workload): Promise<Tally> {
         m.served += served;
         m.plain += p;
         t.byMode.set(mode, m);
+        if (s.afterEdit === true) {
+          t.afterEdit.reads++;
+          if (mode === "unchanged" || mode === "unchanged_range") t.afterEdit.unchanged++;
+        }
       }
     }
     return t;
@@ -182,13 +251,13 @@ const pct = (a: number, b: number) => `${(100 * a / b).toFixed(1)}%`;
 console.log("| workload | reads | plain bytes | served bytes | served / plain |");
 console.log("|---|---|---|---|---|");
 const results: [string, Tally][] = [];
-for (const w of [mix(), chunked(), overlapping(), writeThenRead(), editsInRange()]) {
+for (const w of [mix(), chunked(), overlapping(), writeThenRead(), editsInRange(), ownEdits()]) {
   const t = await run(w);
   results.push([w.name, t]);
   const reads = [...t.byMode.values()].reduce((n, m) => n + m.reads, 0);
   console.log(`| ${w.name} | ${reads} | ${t.plain} | ${t.served} | ${pct(t.served, t.plain)} |`);
 }
-const be = results.slice(1);
+const be = results.slice(1, 5);
 const beServed = be.reduce((n, [, t]) => n + t.served, 0);
 const bePlain = be.reduce((n, [, t]) => n + t.plain, 0);
 console.log(`| (b)-(e) together | | ${bePlain} | ${beServed} | ${pct(beServed, bePlain)} |`);
@@ -197,5 +266,19 @@ console.log("|---|---|---|---|---|");
 for (const [name, t] of results) {
   for (const [mode, m] of [...t.byMode].sort()) {
     console.log(`| ${name} | ${mode} | ${m.reads} | ${m.served} | ${m.plain} |`);
+  }
+}
+for (const [name, t] of results) {
+  if (t.afterEdit.reads === 0) continue;
+  const { reads, unchanged } = t.afterEdit;
+  console.log(
+    `\n${name}: ${unchanged} of ${reads} re-reads right after the model's own edit were ` +
+      "`unchanged` / `unchanged_range`",
+  );
+  if (unchanged !== reads) {
+    console.error(
+      `${name}: ${reads - unchanged} re-reads of what the model wrote were not unchanged`,
+    );
+    Deno.exitCode = 1;
   }
 }
