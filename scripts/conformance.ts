@@ -17,7 +17,7 @@ import { homedir, tmpdir } from "node:os";
 import { isAbsolute, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compareLayerResult } from "../src/conformance/layer_compare.ts";
-import { type LayerInput, runLayerCase } from "../src/conformance/layer_port.ts";
+import { runLayerCase } from "../src/conformance/layer_port.ts";
 import {
   parseLayerPortOutput,
   parsePortStdout,
@@ -27,7 +27,12 @@ import {
 import { compareScenario } from "../src/conformance/scenario_compare.ts";
 import { runScenario } from "../src/conformance/session_simulator.ts";
 import { listJsonFiles, loadLayerFile } from "../src/conformance/vector_files.ts";
-import { type Scenario, ScenarioSchema } from "../src/conformance/vector_schema.ts";
+import {
+  layerInput,
+  type Scenario,
+  scenarioInput,
+  ScenarioSchema,
+} from "../src/conformance/vector_schema.ts";
 
 const USAGE =
   'usage: deno task conformance [vectors/<folder> | <file.json> ...] [--cmd "<port command>"] [--timeout <seconds>]';
@@ -51,6 +56,27 @@ function takeOption(args: string[], flag: string): string | undefined {
 
 const root = fileURLToPath(new URL("../vectors/", import.meta.url));
 const args = [...Deno.args];
+if (args.includes("--help") || args.includes("-h")) {
+  console.log(USAGE);
+  console.log(
+    [
+      "",
+      "Runs the conformance vectors (default: every file under vectors/) against the reference",
+      "implementation in process, or against a port: a command that reads ONE input as JSON on",
+      "stdin (a vector without its expectations, SPEC §10) and prints ONE JSON result on stdout.",
+      "Ends with `N passed, N failed`; exits 1 when any vector failed, 2 on bad arguments.",
+      "",
+      "  --cmd <command>      run the port with `sh -c <command>`, once per vector",
+      "  --timeout <seconds>  kill a port still running after this long (default 30)",
+      "",
+      "examples:",
+      "  deno task conformance",
+      "  deno task conformance vectors/scenario --cmd 'deno task -q port:pi --stdin'",
+      "  deno task conformance vectors/replay/replay.json --cmd './my-port' --timeout 5",
+    ].join("\n"),
+  );
+  Deno.exit(0);
+}
 const cmd = takeOption(args, "--cmd");
 const timeoutText = takeOption(args, "--timeout");
 const timeoutSeconds = timeoutText === undefined ? DEFAULT_TIMEOUT_SECONDS : Number(timeoutText);
@@ -189,9 +215,10 @@ async function runLayerFile(file: string, rel: string): Promise<void> {
   if (problems.length > 0) return fail("(file)", rel, problems.map((p) => p.message));
   for (const { input } of cases) {
     try {
+      // a port is given the inputs only; the expectations stay here (SPEC §10)
       const json = cmd
-        ? await runPort(input)
-        : { ok: true as const, value: { ...runLayerCase(input as LayerInput) } };
+        ? await runPort(layerInput(input))
+        : { ok: true as const, value: { ...runLayerCase(layerInput(input)) } };
       const result = json.ok ? parseLayerPortOutput(json.value, input.id) : json;
       if (!result.ok) {
         fail(input.id, rel, [result.reason]);
@@ -213,11 +240,11 @@ async function runLayerFile(file: string, rel: string): Promise<void> {
 async function runScenarioFile(v: Scenario, rel: string): Promise<void> {
   try {
     let json: PortCheck<Record<string, unknown>>;
-    if (cmd) json = await runPort(v);
+    if (cmd) json = await runPort(scenarioInput(v));
     else {
       const cwd = realpathSync(mkdtempSync(join(tmpdir(), "readcache-conf-")));
       try {
-        json = { ok: true, value: { ...await runScenario(v, cwd, homedir()) } };
+        json = { ok: true, value: { ...await runScenario(scenarioInput(v), cwd, homedir()) } };
       } finally {
         rmSync(cwd, { recursive: true, force: true });
       }

@@ -5,15 +5,29 @@ import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { type LayerInput, runLayerCase } from "../src/conformance/layer_port.ts";
 import { runScenario } from "../src/conformance/session_simulator.ts";
-import { ScenarioSchema } from "../src/conformance/vector_schema.ts";
+import {
+  PathInputSchema,
+  RangeInputSchema,
+  ReplayInputSchema,
+  ScenarioInputSchema,
+  TrustInputSchema,
+} from "../src/conformance/vector_schema.ts";
 
 const raw = JSON.parse(await new Response(Deno.stdin.readable).text());
 if (raw && typeof raw === "object" && "layer" in raw) {
-  console.log(JSON.stringify(runLayerCase(raw as LayerInput)));
-} else {
-  const parsed = ScenarioSchema.safeParse(raw);
+  const schema = { path: PathInputSchema, range: RangeInputSchema, trust: TrustInputSchema }[
+    String(raw.layer)
+  ] ?? ReplayInputSchema;
+  const parsed = schema.safeParse(raw);
   if (!parsed.success) {
-    console.error(`invalid scenario vector: ${parsed.error.message}`);
+    console.error(`invalid layer input: ${parsed.error.message}`);
+    Deno.exit(2);
+  }
+  console.log(JSON.stringify(runLayerCase(parsed.data as LayerInput)));
+} else {
+  const parsed = ScenarioInputSchema.safeParse(raw);
+  if (!parsed.success) {
+    console.error(`invalid scenario input: ${parsed.error.message}`);
     Deno.exit(2);
   }
   const cwd = realpathSync(mkdtempSync(join(tmpdir(), "readcache-port-")));

@@ -325,3 +325,62 @@ Deno.test("bad runner arguments are a usage error", async () => {
   const run = await conformance({ extra: ["--timeout", "soon"] });
   assert.equal(run.code, 2);
 });
+
+/** Runs the runner on `targets` (relative to the repository) with `port`; the failed ids. */
+async function corpusRun(port: string, targets: string[]): Promise<{ run: Run; failed: string[] }> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", runner, ...targets, "--cmd", port],
+    cwd: repo,
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).output();
+  const lines = new TextDecoder().decode(out.stdout).split("\n").filter((l) => l !== "");
+  const failed = lines.flatMap((l) => {
+    const m = /^\| ([a-z0-9-]+) \| /.exec(l);
+    return m && m[1] !== "vector" && !/^-+$/.test(m[1]) ? [m[1]] : [];
+  });
+  return { run: { code: out.code, lines, summary: lines.at(-1) ?? "" }, failed };
+}
+
+Deno.test("a port never sees the expectations: one that echoes them passes nothing", async () => {
+  const echo = fileURLToPath(new URL("./fixtures/ports/echo_port.ts", import.meta.url));
+  const { run } = await corpusRun(`'${Deno.execPath()}' run -A '${echo}'`, ["vectors/"]);
+  assert.match(run.summary, /^0 passed, \d+ failed$/);
+});
+
+Deno.test("a port that answers every read in full fails every vector with a cached answer", async () => {
+  const full = fileURLToPath(new URL("./fixtures/ports/full_read_port.ts", import.meta.url));
+  const dir = fileURLToPath(new URL("../vectors/scenario/", import.meta.url));
+  const shouldFail: string[] = [];
+  let total = 0;
+  for (
+    const f of [...Deno.readDirSync(dir)].map((e) => e.name).filter((n) => n.endsWith(".json"))
+  ) {
+    const v = JSON.parse(Deno.readTextFileSync(join(dir, f)));
+    total++;
+    const cached = v.steps.some((s: { op: string; expect?: { mode?: string | null } }) =>
+      s.op === "read" && s.expect?.mode !== undefined && s.expect.mode !== null &&
+      s.expect.mode !== "full"
+    );
+    if (cached) shouldFail.push(v.id);
+  }
+  const { run, failed } = await corpusRun(`'${Deno.execPath()}' run -A '${full}'`, [
+    "vectors/scenario/",
+  ]);
+  assert.deepEqual(failed.sort(), shouldFail.sort());
+  assert.equal(run.summary, `${total - shouldFail.length} passed, ${shouldFail.length} failed`);
+});
+
+Deno.test("--help prints the usage and the port contract, and exits 0", async () => {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", runner, "--help"],
+    cwd: repo,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(out.code, 0);
+  const text = new TextDecoder().decode(out.stdout);
+  assert.match(text, /^usage: deno task conformance/);
+  assert.match(text, /without its expectations/);
+});

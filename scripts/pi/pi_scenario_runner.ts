@@ -33,7 +33,10 @@ import {
   turnCallSteps,
   writeVectorFile,
 } from "../../src/conformance/session_simulator.ts";
-import type { Scenario, ScenarioStep } from "../../src/conformance/vector_schema.ts";
+import type {
+  ScenarioInput as Scenario,
+  ScenarioInputStep as ScenarioStep,
+} from "../../src/conformance/vector_schema.ts";
 import { FakePiHost } from "./pi_host.ts";
 
 /** Options of {@linkcode runScenarioOnPi}. */

@@ -12,7 +12,12 @@ import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compareScenario } from "../../src/conformance/scenario_compare.ts";
 import { listJsonFiles } from "../../src/conformance/vector_files.ts";
-import { type Scenario, ScenarioSchema } from "../../src/conformance/vector_schema.ts";
+import {
+  type ScenarioInput,
+  scenarioInput,
+  ScenarioInputSchema,
+  ScenarioSchema,
+} from "../../src/conformance/vector_schema.ts";
 import { runScenarioOnPi } from "./pi_scenario_runner.ts";
 
 const args = [...Deno.args];
@@ -25,7 +30,7 @@ const take = (flag: string): boolean => {
 const events = !take("--no-events");
 const stdin = take("--stdin");
 
-async function runInTemp(v: Scenario) {
+async function runInTemp(v: ScenarioInput) {
   const cwd = realpathSync(mkdtempSync(join(tmpdir(), "readcache-port-pi-")));
   try {
     return await runScenarioOnPi(v, cwd, homedir(), { events });
@@ -35,11 +40,12 @@ async function runInTemp(v: Scenario) {
 }
 
 if (stdin) {
-  const parsed = ScenarioSchema.safeParse(
+  // a port is given the vector's inputs only (SPEC §10)
+  const parsed = ScenarioInputSchema.safeParse(
     JSON.parse(await new Response(Deno.stdin.readable).text()),
   );
   if (!parsed.success) {
-    console.error(`invalid scenario vector: ${parsed.error.message}`);
+    console.error(`invalid scenario input: ${parsed.error.message}`);
     Deno.exit(2);
   }
   console.log(JSON.stringify(await runInTemp(parsed.data)));
@@ -59,7 +65,7 @@ for (const file of targets.flatMap((t) => listJsonFiles(t))) {
     continue;
   }
   try {
-    const verdict = compareScenario(parsed.data, await runInTemp(parsed.data));
+    const verdict = compareScenario(parsed.data, await runInTemp(scenarioInput(parsed.data)));
     if (verdict.problems.length === 0) passed++;
     else {
       failed++;

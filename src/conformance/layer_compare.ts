@@ -5,7 +5,8 @@
  *
  * @module
  */
-import type { LayerInput, LayerResult } from "./layer_port.ts";
+import type { LayerResult } from "./layer_port.ts";
+import type { TaggedLayerCase } from "./vector_schema.ts";
 
 /** Key-order-independent JSON text, for equality and for printing. */
 export function canonicalJson(value: unknown): string {
@@ -38,7 +39,7 @@ function field(problems: string[], name: string, expected: unknown, actual: unkn
  * Lists the differences between a port's result and the expectation of the
  * case; an empty list means the case passes.
  */
-export function compareLayerResult(input: LayerInput, result: LayerResult): string[] {
+export function compareLayerResult(input: TaggedLayerCase, result: LayerResult): string[] {
   const problems: string[] = [];
   if (result.id !== input.id) problems.push(`id: expected ${input.id}, got ${result.id}`);
   const expected = input.expected as Record<string, unknown>;

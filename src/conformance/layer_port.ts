@@ -24,26 +24,26 @@ import {
   selectBase,
   type TrustState,
 } from "../core/trust.ts";
-import type { PathCase, RangeCase, ReplayCase, TrustCase } from "./vector_schema.ts";
+import type { LayerPortInput } from "./vector_schema.ts";
 
 /** A port's answer to one layer case. */
 export type LayerResult =
   | { id: string; output: Record<string, unknown> }
   | { id: string; error: { code?: string; message: string } };
 
-/** One layer case tagged with its layer, as sent to a port on stdin. */
-export type LayerInput =
-  | ({ layer: "path" } & PathCase)
-  | ({ layer: "range" } & RangeCase)
-  | ({ layer: "trust" } & TrustCase)
-  | ({ layer: "replay" } & ReplayCase);
+/** One layer case as a port is given it on stdin (its inputs only, SPEC §10). */
+export type LayerInput = LayerPortInput;
+type PathInput = Extract<LayerInput, { layer: "path" }>;
+type RangeInput = Extract<LayerInput, { layer: "range" }>;
+type TrustInput = Extract<LayerInput, { layer: "trust" }>;
+type ReplayInput = Extract<LayerInput, { layer: "replay" }>;
 
 function envOf(input: { cwd: string; home: string; existing: string[] }): PathEnv {
   const existing = new Set(input.existing);
   return { cwd: input.cwd, home: input.home, exists: (p) => existing.has(p) };
 }
 
-function runPath(c: PathCase): Record<string, unknown> {
+function runPath(c: PathInput): Record<string, unknown> {
   const env = envOf(c.input);
   const resolved = resolveReadPath(c.input.path, env);
   const real = c.input.realpaths ?? {};
@@ -54,7 +54,7 @@ function runPath(c: PathCase): Record<string, unknown> {
   return { resolved, pathKey };
 }
 
-function runRange(c: RangeCase): Record<string, unknown> {
+function runRange(c: RangeInput): Record<string, unknown> {
   const t = resolveReadTarget(
     { path: c.input.path, offset: c.input.offset, limit: c.input.limit },
     envOf(c.input),
@@ -84,7 +84,7 @@ function selectAll(
   });
 }
 
-function runTrust(c: TrustCase): Record<string, unknown> {
+function runTrust(c: TrustInput): Record<string, unknown> {
   const state: Record<string, PathTrust> = { ...c.initial };
   const outcomes: string[] = [];
   for (const ev of c.events) {
@@ -109,10 +109,10 @@ function runTrust(c: TrustCase): Record<string, unknown> {
       outcomes.push("applied");
     }
   }
-  return { trust: state, outcomes, select: selectAll(c.expected.select, (p) => state[p]) };
+  return { trust: state, outcomes, select: selectAll(c.select, (p) => state[p]) };
 }
 
-function runReplay(c: ReplayCase): Record<string, unknown> {
+function runReplay(c: ReplayInput): Record<string, unknown> {
   const entries = c.entries as ReplayEntry[];
   const k = new BranchKnowledge();
   for (const o of c.overlay ?? []) {
@@ -138,7 +138,7 @@ function runReplay(c: ReplayCase): Record<string, unknown> {
     seq: snap.seq,
     windowSize: snap.windowSize,
     trust: trust as TrustState,
-    select: selectAll(c.expected.select, (p) => k.pathTrust(p)),
+    select: selectAll(c.select, (p) => k.pathTrust(p)),
   };
 }
 

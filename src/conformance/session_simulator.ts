@@ -28,7 +28,7 @@ import {
   serveRead,
 } from "../shell/read_service.ts";
 import { activeBranch, type FileChange, type ReadCall, type ReplayEntry } from "../core/replay.ts";
-import type { Scenario, ScenarioStep } from "./vector_schema.ts";
+import type { ScenarioInput, ScenarioInputStep as ScenarioStep } from "./vector_schema.ts";
 
 /** One result line of the port contract. */
 export type StepResult =
@@ -236,7 +236,7 @@ function hostRead(
  * output. `home` is used for `~`.
  */
 export async function runScenario(
-  vector: Scenario,
+  vector: ScenarioInput,
   cwd: string,
   home: string,
 ): Promise<ScenarioOutput> {

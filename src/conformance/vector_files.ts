@@ -9,7 +9,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { z } from "zod";
-import type { LayerInput } from "./layer_port.ts";
+import type { TaggedLayerCase } from "./vector_schema.ts";
 import {
   PathFileSchema,
   RangeFileSchema,
@@ -77,7 +77,7 @@ export interface LoadedLayerCase {
   /** File path relative to the vectors root. */
   file: string;
   /** The case, tagged with its layer. */
-  input: LayerInput;
+  input: TaggedLayerCase;
 }
 
 /** Loads and validates a layer vector file. Throws nothing: problems are returned. */
@@ -105,7 +105,7 @@ export function loadLayerFile(
   }
   const data = parsed.data as { cases: Record<string, unknown>[] };
   return {
-    cases: data.cases.map((c) => ({ file: rel, input: { layer, ...c } as LayerInput })),
+    cases: data.cases.map((c) => ({ file: rel, input: { layer, ...c } as TaggedLayerCase })),
     problems: [],
   };
 }

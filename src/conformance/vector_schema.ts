@@ -239,19 +239,19 @@ export const ReadExpectSchema = z.strictObject({
   error: z.string().optional().describe("substring of the error message"),
 });
 
-/** One scenario step. */
-export const ScenarioStepSchema = z.discriminatedUnion("op", [
-  z.strictObject({
-    op: z.literal("read"),
-    path: z.string(),
-    offset: lineArg.optional(),
-    limit: lineArg.optional(),
-    persist: z.boolean().optional().describe(
-      "false: served in the current turn, not yet persisted (in-flight overlay)",
-    ),
-    bypass: z.boolean().optional().describe("bypass_cache: serve the baseline and re-anchor"),
-    expect: ReadExpectSchema,
-  }),
+const readStepInput = z.strictObject({
+  op: z.literal("read"),
+  path: z.string(),
+  offset: lineArg.optional(),
+  limit: lineArg.optional(),
+  persist: z.boolean().optional().describe(
+    "false: served in the current turn, not yet persisted (in-flight overlay)",
+  ),
+  bypass: z.boolean().optional().describe("bypass_cache: serve the baseline and re-anchor"),
+});
+
+/** The steps other than `read`: the same in a vector and in a port's input. */
+const otherSteps = [
   z.strictObject({ op: z.literal("write"), path: z.string(), content: fileContent }).describe(
     "a change the model did not make (another process, the user): files only",
   ),
@@ -301,7 +301,16 @@ export const ScenarioStepSchema = z.discriminatedUnion("op", [
     path: z.string(),
     fault: z.enum(["delete", "corrupt"]),
   }),
+] as const;
+
+/** One scenario step. */
+export const ScenarioStepSchema = z.discriminatedUnion("op", [
+  readStepInput.extend({ expect: ReadExpectSchema }),
+  ...otherSteps,
 ]);
+
+/** One scenario step as a port is given it: a `read` step carries no expectation (SPEC §10). */
+export const ScenarioInputStepSchema = z.discriminatedUnion("op", [readStepInput, ...otherSteps]);
 
 /** Layer 3: a whole session scenario. */
 export const ScenarioSchema = z.strictObject({
@@ -323,3 +332,127 @@ export const ScenarioSchema = z.strictObject({
 export type Scenario = z.infer<typeof ScenarioSchema>;
 /** A scenario step. */
 export type ScenarioStep = z.infer<typeof ScenarioStepSchema>;
+
+const selectInput = z.strictObject({ pathKey: z.string(), scopeKey: z.string() });
+
+/** What a port is given for a path case (SPEC §10): the case without its expectation. */
+export const PathInputSchema = z.strictObject({
+  layer: z.literal("path"),
+  id,
+  input: PathCaseSchema.shape.input,
+});
+/** What a port is given for a range case. */
+export const RangeInputSchema = z.strictObject({
+  layer: z.literal("range"),
+  id,
+  input: RangeCaseSchema.shape.input,
+});
+/** What a port is given for a trust case: the events and the base selections to answer. */
+export const TrustInputSchema = z.strictObject({
+  layer: z.literal("trust"),
+  id,
+  initial: trustState,
+  events: TrustCaseSchema.shape.events,
+  select: z.array(selectInput).optional().describe("base selections to answer after the events"),
+});
+/** What a port is given for a replay case. */
+export const ReplayInputSchema = z.strictObject({
+  layer: z.literal("replay"),
+  id,
+  entries: ReplayCaseSchema.shape.entries,
+  leaf: ReplayCaseSchema.shape.leaf,
+  overlay: ReplayCaseSchema.shape.overlay,
+  select: z.array(selectInput).optional().describe("base selections to answer after replay"),
+});
+/** What a port is given for a scenario vector: no title, refs or expectations. */
+export const ScenarioInputSchema = z.strictObject({
+  id,
+  config: ScenarioSchema.shape.config,
+  files: ScenarioSchema.shape.files,
+  steps: z.array(ScenarioInputStepSchema).min(1),
+});
+/** Everything a port may be given on stdin (SPEC §10). */
+export const PortInputSchema = z.union([
+  PathInputSchema,
+  RangeInputSchema,
+  TrustInputSchema,
+  ReplayInputSchema,
+  ScenarioInputSchema,
+]);
+
+/** One layer case of a vector file, tagged with its layer (the runner's side: with expectations). */
+export type TaggedLayerCase =
+  | ({ layer: "path" } & PathCase)
+  | ({ layer: "range" } & RangeCase)
+  | ({ layer: "trust" } & TrustCase)
+  | ({ layer: "replay" } & ReplayCase);
+
+/** A layer case as a port is given it. */
+export type LayerPortInput =
+  | z.infer<typeof PathInputSchema>
+  | z.infer<typeof RangeInputSchema>
+  | z.infer<typeof TrustInputSchema>
+  | z.infer<typeof ReplayInputSchema>;
+/** A scenario as a port is given it. */
+export type ScenarioInput = z.infer<typeof ScenarioInputSchema>;
+/** A scenario step as a port is given it. */
+export type ScenarioInputStep = z.infer<typeof ScenarioInputStepSchema>;
+
+/**
+ * What a port is given for a scenario vector: its id, config, files and
+ * steps, every expectation removed (SPEC §10). The runner keeps the vector.
+ */
+export function scenarioInput(v: Scenario): ScenarioInput {
+  const out: ScenarioInput = {
+    id: v.id,
+    files: v.files,
+    steps: v.steps.map((s) => {
+      if (s.op !== "read") return s;
+      const { expect: _expect, ...rest } = s;
+      return rest;
+    }),
+  };
+  if (v.config !== undefined) out.config = v.config;
+  return out;
+}
+
+/** The base selections a trust or replay case asks for, without their expected answers. */
+function selectsOf(
+  expected: { select?: { pathKey: string; scopeKey: string }[] },
+): { select?: { pathKey: string; scopeKey: string }[] } {
+  return expected.select === undefined
+    ? {}
+    : { select: expected.select.map(({ pathKey, scopeKey }) => ({ pathKey, scopeKey })) };
+}
+
+/**
+ * What a port is given for one layer case: its id and inputs (and, for trust
+ * and replay, the base selections to answer), every expectation removed.
+ */
+export function layerInput(c: TaggedLayerCase): LayerPortInput {
+  switch (c.layer) {
+    case "path":
+      return { layer: "path", id: c.id, input: c.input };
+    case "range":
+      return { layer: "range", id: c.id, input: c.input };
+    case "trust":
+      return {
+        layer: "trust",
+        id: c.id,
+        initial: c.initial,
+        events: c.events,
+        ...selectsOf(c.expected),
+      };
+    case "replay": {
+      const out: LayerPortInput = {
+        layer: "replay",
+        id: c.id,
+        entries: c.entries,
+        leaf: c.leaf,
+        ...selectsOf(c.expected),
+      };
+      if (c.overlay !== undefined) out.overlay = c.overlay;
+      return out;
+    }
+  }
+}
