@@ -154,17 +154,17 @@ Deno.test("the reference in process passes the whole corpus (no arguments)", asy
 
 Deno.test("a port printing {} fails: id and results are missing", async () => {
   const run = await conformance({ port: PRINT_ANSWER, printed: "{}" });
-  assertOneFailure(run, 'malformed port output: "id" is missing; "results" is missing');
+  assertOneFailure(run, "malformed port output: /id is missing; /results is missing");
   const row = run.lines.find((l) => l.startsWith(`| ${ID} | `));
   assert.ok(
-    row?.endsWith(` | malformed port output: "id" is missing; "results" is missing |`),
+    row?.endsWith(` | malformed port output: /id is missing; /results is missing |`),
     `the failure table names the vector and the reason: ${row}`,
   );
 });
 
 Deno.test("a port printing no results fails", async () => {
   const run = await conformance({ port: PRINT_ANSWER, printed: JSON.stringify({ id: ID }) });
-  assertOneFailure(run, 'malformed port output: "results" is missing');
+  assertOneFailure(run, "malformed port output: /results is missing");
 });
 
 Deno.test("a port printing results that are not an array fails", async () => {
@@ -174,7 +174,7 @@ Deno.test("a port printing results that are not an array fails", async () => {
   });
   assertOneFailure(
     run,
-    'malformed port output: "results" must be an array of step results, got "all good"',
+    'malformed port output: /results must be an array of step results, got "all good"',
   );
 });
 
@@ -188,7 +188,7 @@ Deno.test("a port printing result items of the wrong shape fails and names the f
   });
   assertOneFailure(
     run,
-    'malformed port output: "results[0].step" is missing; "results[0].mode" must be a string or null, got 3; "results[1].text" is missing',
+    "malformed port output: /results/0/step is missing; /results/0/mode must be a string or null, got 3; /results/1/text is missing",
   );
 });
 

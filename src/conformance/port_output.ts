@@ -112,6 +112,20 @@ const LayerPortOutputSchema: z.ZodType<LayerPortOutput> = z.union([
 export type LayerPortOutput = LayerResult | { id: string; unsupported: true };
 
 /**
+ * Everything a port may print (SPEC §10): a scenario's results or a layer
+ * case's answer. `vectors/schema/port-output.schema.json` is generated from it.
+ *
+ * @example
+ * ```ts ignore
+ * PortOutputSchema.safeParse({ id: "x", results: [] }).success; // true
+ * ```
+ */
+export const PortOutputSchema: z.ZodType<ScenarioOutput | LayerPortOutput> = z.union([
+  ScenarioPortOutputSchema,
+  LayerPortOutputSchema,
+]);
+
+/**
  * The result of a check: the value, or why it was rejected (one line).
  *
  * @example
@@ -154,12 +168,10 @@ export function parsePortStdout(stdout: string): PortCheck<Record<string, unknow
   return { ok: true, value: value as Record<string, unknown> };
 }
 
+/** The JSON pointer (RFC 6901) of a place in the port's output: `/results/1/mode`. */
 function pathText(path: readonly PropertyKey[]): string {
-  let out = "";
-  for (const p of path) {
-    out += typeof p === "number" ? `[${p}]` : `${out === "" ? "" : "."}${String(p)}`;
-  }
-  return out === "" ? "output" : `"${out}"`;
+  if (path.length === 0) return "the output";
+  return path.map((p) => "/" + String(p).replaceAll("~", "~0").replaceAll("/", "~1")).join("");
 }
 
 /** Flattens zod issues into short texts; a failed union reports the branch `pick` chooses. */
@@ -254,7 +266,7 @@ export function parseLayerPortOutput(
   if (keys.length !== 1) {
     const texts = typeof value.id === "string"
       ? []
-      : [`"id" ${must("a string")({ input: value.id })}`];
+      : [`/id ${must("a string")({ input: value.id })}`];
     texts.push(
       keys.length === 0
         ? 'the object needs one of "output", "error" or "unsupported"'

@@ -10,8 +10,10 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { z } from "zod";
 import type { TaggedLayerCase } from "./vector_schema.ts";
+import { PortOutputSchema } from "./port_output.ts";
 import {
   PathFileSchema,
+  PortInputSchema,
   RangeFileSchema,
   ReplayFileSchema,
   ScenarioSchema,
@@ -33,20 +35,36 @@ const FILE_SCHEMAS: Record<Layer, z.ZodType> = {
 /** JSON Schema documents generated from the zod schemas, by file name. */
 export function generateJsonSchemas(): Record<string, unknown> {
   const out: Record<string, unknown> = {};
+  // the version of the package in every $id: a schema changes with the vectors it describes
+  const id = (name: string) =>
+    `https://jsr.io/@readcache/core/${VECTORS_VERSION}/vectors/schema/${name}`;
   for (const layer of LAYERS) {
     out[`${layer}.schema.json`] = {
       ...z.toJSONSchema(FILE_SCHEMAS[layer], { io: "input" }),
-      $id: `https://jsr.io/@readcache/core/vectors/schema/${layer}.schema.json`,
+      $id: id(`${layer}.schema.json`),
       title: `@readcache/core ${layer} vectors`,
     };
   }
   out["scenario.schema.json"] = {
     ...z.toJSONSchema(ScenarioSchema, { io: "input" }),
-    $id: "https://jsr.io/@readcache/core/vectors/schema/scenario.schema.json",
+    $id: id("scenario.schema.json"),
     title: "@readcache/core scenario vector",
+  };
+  out["port-input.schema.json"] = {
+    ...z.toJSONSchema(PortInputSchema, { io: "input" }),
+    $id: id("port-input.schema.json"),
+    title: "@readcache/core port input (a vector without its expectations, SPEC §10)",
+  };
+  out["port-output.schema.json"] = {
+    ...z.toJSONSchema(PortOutputSchema, { io: "input" }),
+    $id: id("port-output.schema.json"),
+    title: "@readcache/core port output (SPEC §10)",
   };
   return out;
 }
+
+/** The version of the vectors and their schemas: the package's version. */
+export const VECTORS_VERSION = "0.1.0";
 
 /** All `*.json` files below `dir`, sorted, skipping `schema/`. */
 export function listJsonFiles(dir: string): string[] {
