@@ -1,0 +1,389 @@
+// Planted mutants of the reference implementation, one per SPEC rule with a judgment call or a
+// MUST in §5-§8 (and §3, §4, §6 where a reading could go either way). Each is a textual edit of
+// a copy of src/; tests/vector_mutants_test.ts runs the whole vector corpus on each copy and
+// fails when a mutant passes every vector: then some rule is not pinned by any vector.
+//
+// Adding one is one entry: { name, rule: "SPEC §x.y: what the rule says", file, find, replace }
+// (`find` must occur exactly once in `file`), or several `edits`.
+
+/** One textual edit of a file of the copy (path relative to the repository root). */
+export interface MutantEdit {
+  file: string;
+  find: string;
+  replace: string;
+}
+
+/** A planted mutant: what rule it breaks, and how. */
+export type VectorMutant =
+  & { name: string; rule: string }
+  & (MutantEdit | { edits: MutantEdit[] });
+
+/** The mutants every vector run must kill. */
+export const VECTOR_MUTANTS: VectorMutant[] = [
+  // §4 ranges
+  {
+    name: "shorthand-n-is-one-line",
+    rule: "SPEC §4.1: `path:N` reads from line N to the end",
+    file: "src/core/range.ts",
+    find: "  if (dash === -1) return { offset: parseLineNumber(suffix, suffix, path) };",
+    replace:
+      "  if (dash === -1) return { offset: parseLineNumber(suffix, suffix, path), limit: 1 };",
+  },
+  // §5.1 metadata
+  {
+    name: "derived-mode-without-basehash",
+    rule: "SPEC §5.1: derived modes MUST carry a non-empty baseHash",
+    file: "src/core/meta.ts",
+    find:
+      `const DERIVED_MODES: ReadonlySet<ReadMode> = new Set(["unchanged", "unchanged_range", "diff"]);`,
+    replace: `const DERIVED_MODES: ReadonlySet<ReadMode> = new Set([]);`,
+  },
+  // §5.2 transitions
+  {
+    name: "unchanged-served-may-differ",
+    rule: "SPEC §5.2: `unchanged` applies only when servedHash = baseHash",
+    file: "src/core/trust.ts",
+    find: "full.hash === B && H === B",
+    replace: "full.hash === B",
+  },
+  {
+    name: "diff-without-anchor",
+    rule: "SPEC §5.2: a full `diff` needs the full slot to hold its base",
+    file: "src/core/trust.ts",
+    find: "if (S === FULL_SCOPE) return full !== undefined && full.hash === B ? set() : ignore;",
+    replace: "if (S === FULL_SCOPE) return set();",
+  },
+  {
+    name: "unchanged-range-on-other-range",
+    rule: "SPEC §5.2: `unchanged_range` needs its own range slot or the full slot to hold the base",
+    edits: [{
+      file: "src/core/trust.ts",
+      find:
+        '      if (S === FULL_SCOPE || B === undefined || B === "") return ignore;\n      const exact = getScope(current, S);\n      return (exact !== undefined && exact.hash === B) || (full !== undefined && full.hash === B)',
+      replace:
+        '      if (S === FULL_SCOPE || B === undefined || B === "") return ignore;\n      const exact = getScope(current, S);\n      return true',
+    }],
+  },
+  // §5.3 invalidation
+  {
+    name: "range-refresh-leaves-lines-known",
+    rule: "SPEC §5.3: a range invalidation marks its lines unknown (the full slot stops vouching)",
+    file: "src/core/replay.ts",
+    find: "  sink.addKeyView(inv.pathKey, { seq: seq - 0.5, ...lines, hash: null });",
+    replace: "",
+  },
+  {
+    name: "full-refresh-keeps-ranges",
+    rule: "SPEC §5.3: a full invalidation deletes every slot of the path",
+    file: "src/core/trust.ts",
+    find: "  if (!current || scope === FULL_SCOPE) return undefined;",
+    replace:
+      "  if (!current) return undefined;\n  if (scope === FULL_SCOPE) return Object.keys(current.ranges).length ? { ranges: current.ranges } : undefined;",
+  },
+  // §5.4 base selection
+  {
+    name: "range-tie-goes-to-full",
+    rule: "SPEC §5.4: the fresher slot wins; the range slot wins a tie",
+    file: "src/core/trust.ts",
+    find: "if (exact && full) return full.seq > exact.seq ? full : exact;",
+    replace: "if (exact && full) return full.seq >= exact.seq ? full : exact;",
+  },
+  {
+    name: "range-ignores-fresher-full",
+    rule: "SPEC §5.4: a fresher full slot beats a stale range slot",
+    file: "src/core/trust.ts",
+    find: "if (exact && full) return full.seq > exact.seq ? full : exact;",
+    replace: "if (exact && full) return exact;",
+  },
+  // §5.5 the newest view
+  {
+    name: "newest-view-check-off",
+    rule: "SPEC §5.5: a derived answer needs its base to be the newest view of every line",
+    file: "src/core/decision.ts",
+    find: "  const conflict = newestViewConflict(query, linesOf(base.hash)!, linesOf);",
+    replace: "  const conflict = undefined;",
+  },
+  {
+    name: "name-not-seen-ignored",
+    rule: "SPEC §5.5(b): every line of the answer needs a view under the name the model used",
+    file: "src/core/view.ts",
+    find: `  if (overlaps(uncoveredName, q.start, last).length > 0) return "name_not_seen";`,
+    replace: "",
+  },
+  {
+    name: "name-views-not-compared",
+    rule: "SPEC §5.5(b): the newest view of each line under the name must have the base's text",
+    file: "src/core/view.ts",
+    find: "  for (let i = q.nameViews.length - 1; i >= 0 && open.length > 0; i--) {",
+    replace: "  for (let i = -1; i >= 0 && open.length > 0; i--) {",
+  },
+  {
+    name: "range-reaching-end-not-to-end",
+    rule: "SPEC §5.5: a range that reaches the last line also showed where the file ends",
+    file: "src/core/view.ts",
+    find: "  const showsEnd = meta.rangeEnd === meta.totalLines &&",
+    replace: "  const showsEnd = false &&",
+  },
+  {
+    name: "changes-elsewhere-shows-end",
+    rule:
+      "SPEC §5.5: an `unchanged_range` 'changes exist outside' answer says nothing about the end",
+    file: "src/core/view.ts",
+    find: `    !(meta.mode === "unchanged_range" && meta.baseHash !== meta.servedHash);`,
+    replace: "    true;",
+  },
+  {
+    name: "derived-base-not-checked-at-replay",
+    rule: "SPEC §5.5: a replayed derived read is held only if its base passes the rule",
+    file: "src/core/replay.ts",
+    find: "(isAnchorMode(meta.mode) || covered || derivedBaseHeld(sink, before, meta, name));",
+    replace: "true;",
+  },
+  {
+    name: "plain-read-not-unknown",
+    rule: "SPEC §5.5: a read without metadata makes its lines unknown",
+    file: "src/core/replay.ts",
+    find: "  const unknown: LineView = { seq: seq - 0.5, start: 1, end: TO_END, hash: null };",
+    replace: "  const unknown: LineView = { seq: -1, start: 1, end: 0, hash: null };",
+  },
+  // §5.6 metadata and its call
+  {
+    name: "metadata-not-checked-against-call",
+    rule: "SPEC §5.6: metadata counts only when it matches the call it answers",
+    file: "src/core/replay.ts",
+    find: "export function metaMatchesCall(meta: ReadCacheMetaV1, call: ReadCall): boolean {",
+    replace:
+      "export function metaMatchesCall(meta: ReadCacheMetaV1, call: ReadCall): boolean {\n  if (call) return true;",
+  },
+  // §5.7 interval coverage
+  {
+    name: "coverage-off",
+    rule: "SPEC §5.7: a range every line of which the newest views show with this content",
+    file: "src/core/decision.ts",
+    find:
+      '    (d.mode === "full" || d.mode === "baseline_fallback") && meta.scopeKey !== FULL_SCOPE &&',
+    replace: "    false &&",
+  },
+  {
+    name: "coverage-under-identity-only",
+    rule: "SPEC §5.7: coverage needs the newest views under the pathKey AND the name",
+    file: "src/core/view.ts",
+    find: "  for (const views of [keyViews, nameViews]) {",
+    replace: "  for (const views of [keyViews]) {",
+  },
+  {
+    name: "coverage-for-whole-file",
+    rule: "SPEC §5.7: coverage never answers a whole-file request",
+    file: "src/core/decision.ts",
+    find:
+      '    (d.mode === "full" || d.mode === "baseline_fallback") && meta.scopeKey !== FULL_SCOPE &&',
+    replace: '    (d.mode === "full" || d.mode === "baseline_fallback") &&',
+  },
+  {
+    name: "coverage-despite-bypass",
+    rule:
+      "SPEC §5.7: coverage applies only where the plain decision serves an anchor: not for bypass_cache or a pending write",
+    file: "src/core/decision.ts",
+    find: '    state.prep.kind === "ok" && !plan.input.bypass && meta !== undefined &&',
+    replace: '    state.prep.kind === "ok" && meta !== undefined &&',
+  },
+  // §5.8 writes
+  {
+    name: "write-changes-nothing",
+    rule: "SPEC §5.8: a write that is proof of content sets the full slot and a whole-file view",
+    file: "src/core/replay.ts",
+    find: "        applyWriteEvent(sink, e.call, e.hash, e.seq);",
+    replace: "",
+  },
+  {
+    name: "write-after-read-in-turn-taken",
+    rule:
+      "SPEC §5.8: a write whose result follows a read of the file in the same turn is not proof",
+    file: "src/core/replay.ts",
+    find:
+      "          !isContentHash(e.hash) || this.#readInTurn(branch, i, e.call) ||\n          this.#otherChangeInTurn(e.callId, e.call)",
+    replace: "          !isContentHash(e.hash) || this.#otherChangeInTurn(e.callId, e.call)",
+  },
+  {
+    name: "write-of-lone-surrogate-is-proof",
+    rule: "SPEC §5.8: content that is not well-formed Unicode is not proof",
+    file: "src/shell/read_service.ts",
+    find: `  if (typeof a.content !== "string" || !a.content.isWellFormed()) return undefined;`,
+    replace: `  if (typeof a.content !== "string") return undefined;`,
+  },
+  {
+    name: "pending-write-ignored",
+    rule: "SPEC §5.8: a read of a file with a change pending in the same turn is served in full",
+    file: "src/shell/read_service.ts",
+    find:
+      "  if (pending.length === 0) return false; // every read asks: the usual answer without a Set",
+    replace: "  if (pending.length >= 0) return false;",
+  },
+  {
+    name: "unanswered-write-ignored",
+    rule: "SPEC §5.8: a change that never returned leaves its file unknown from its turn's start",
+    file: "src/core/replay.ts",
+    find: "    for (const call of this.#pending.values()) this.#unknownFromTurnStart(call);",
+    replace: "",
+  },
+  // §5.9 the model's own edits
+  {
+    name: "edit-changes-nothing",
+    rule: "SPEC §5.9: an edit result is the model's belief or makes the file unknown",
+    file: "src/core/replay.ts",
+    find:
+      '      } else if (e.kind === "changed") {\n        if (e.callId !== undefined) this.#pending.delete(e.callId);',
+    replace:
+      '      } else if (e.kind === "changed") {\n        if (e.callId !== undefined) this.#pending.delete(e.callId);\n        continue;',
+  },
+  {
+    name: "edit-belief-without-exact-match",
+    rule: "SPEC §5.9(1): a belief needs pi's exact match, not its normalising fallback",
+    file: "src/core/edit.ts",
+    find: `  if ("error" in m || m.fuzzy) return undefined;`,
+    replace: `  if ("error" in m) return undefined;`,
+  },
+  {
+    name: "edit-belief-mixed-line-endings",
+    rule: "SPEC §5.9(2): a belief needs uniform line endings",
+    file: "src/core/edit.ts",
+    find: "  if (back !== body) return undefined;",
+    replace: "",
+  },
+  {
+    name: "edit-belief-of-lines-not-held",
+    rule: "SPEC §5.9(3): every line a replacement touches must be held with the base's content",
+    file: "src/core/edit.ts",
+    find: "  if (!belief.touched.every(inHeld)) return undefined;",
+    replace: "",
+  },
+  {
+    name: "edit-held-not-checked-at-replay",
+    rule: "SPEC §5.9: replay takes edit metadata only when its held stretches are the newest views",
+    file: "src/core/replay.ts",
+    find: "  const held = meta.held.every((h) =>",
+    replace: "  const held = true || meta.held.every((h) =>",
+  },
+  {
+    name: "edit-same-turn-read-taken",
+    rule: "SPEC §5.9(4): no belief when a read of the file is earlier in the same turn",
+    file: "src/core/replay.ts",
+    find:
+      "          meta === undefined || meta.pathKey !== call.pathKey ||\n          this.#readInTurn(branch, i, call) || this.#otherChangeInTurn(e.callId, call)",
+    replace: "          meta === undefined || meta.pathKey !== call.pathKey",
+  },
+  // §6 replay
+  {
+    name: "compaction-keeps-trust",
+    rule: "SPEC §6.1: replay starts after the latest compaction",
+    file: "src/core/replay.ts",
+    find: "        this.#reset({ startIndex: i + 1, compactionId: e.id });",
+    replace: "        this.#boundary = { startIndex: i + 1, compactionId: e.id };",
+  },
+  {
+    name: "invalidation-takes-seq",
+    rule: "SPEC §6.2: invalidations take no seq",
+    file: "src/core/replay.ts",
+    find: '            { ord: this.#ord++, kind: "invalidate", inv, seq: this.#seq + 1 },',
+    replace: '            { ord: this.#ord++, kind: "invalidate", inv, seq: ++this.#seq },',
+  },
+  {
+    name: "overlay-never-dropped",
+    rule: "SPEC §6.3: an in-flight read ends when anything but a tool result follows its anchor",
+    file: "src/core/knowledge.ts",
+    find:
+      "if (!anchored || o.anchorIndex < barrier || o.anchorIndex >= branch.length) return false;",
+    replace: "if (o.anchorIndex >= branch.length) return false;",
+  },
+  {
+    name: "overlay-never-overtaken",
+    rule:
+      "SPEC §6.3: an in-flight read overtaken by a later-served persisted read of the file contributes no trust",
+    file: "src/core/knowledge.ts",
+    find: "      o.overtaken = persisted.some((p) =>",
+    replace: "      o.overtaken = false && persisted.some((p) =>",
+  },
+  // §7 the decision
+  {
+    name: "sensitive-cached",
+    rule: "SPEC §7.1: sensitive paths are served plainly, never cached",
+    file: "src/core/decision.ts",
+    find:
+      "    isSensitivePath(input.pathKey, cfg.sensitivePatterns) ||\n    isSensitivePath(input.displayPath, cfg.sensitivePatterns)",
+    replace: "    false",
+  },
+  {
+    name: "requested-instead-of-shown-scope",
+    rule: "SPEC §7.3: trust covers the lines the baseline showed, not the lines requested",
+    file: "src/core/decision.ts",
+    find: "  const end = baseline.shownEnd;",
+    replace:
+      "  const end = Math.min(totalLines, input.limit ? start + input.limit - 1 : totalLines);",
+  },
+  {
+    name: "bypass-is-fallback",
+    rule: "SPEC §7.5: bypass serves the baseline as mode `full` (it re-anchors)",
+    file: "src/core/decision.ts",
+    find: `  if (input.bypass) return baseline("full", "bypass");`,
+    replace: `  if (input.bypass) return baseline("baseline_fallback", "bypass");`,
+  },
+  {
+    name: "missing-base-is-full",
+    rule: "SPEC §7.4(3): a base that cannot be loaded gives `baseline_fallback`",
+    file: "src/core/decision.ts",
+    find:
+      `  if (baseText === undefined) return baseline("baseline_fallback", "base_missing", base.hash);`,
+    replace: `  if (baseText === undefined) return baseline("full", "base_missing");`,
+  },
+  {
+    name: "diff-bytes-ratio-ignored",
+    rule: "SPEC §7.4(7): a diff is served only below maxDiffBytesRatio of the file's bytes",
+    file: "src/core/decision.ts",
+    find: "    payloadBytes >= cfg.maxDiffBytesRatio * input.bytes.length ||",
+    replace: "",
+  },
+  {
+    name: "diff-lines-ratio-ignored",
+    rule: "SPEC §7.4(7): a diff is served only within maxDiffLinesRatio of the file's lines",
+    file: "src/core/decision.ts",
+    find: "    payloadLines > cfg.maxDiffLinesRatio * p.totalLines",
+    replace: "    false",
+  },
+  {
+    name: "diff-file-bytes-limit-ignored",
+    rule: "SPEC §7.4(7): no diff for files over maxDiffFileBytes",
+    file: "src/core/decision.ts",
+    find: "    input.bytes.length > cfg.maxDiffFileBytes || baseBytes > cfg.maxDiffFileBytes ||",
+    replace: "    false ||",
+  },
+  {
+    name: "diff-file-lines-limit-ignored",
+    rule: "SPEC §7.4(7): no diff for files over maxDiffFileLines",
+    file: "src/core/decision.ts",
+    find: "    p.totalLines > cfg.maxDiffFileLines || countLines(baseText) > cfg.maxDiffFileLines",
+    replace: "    false",
+  },
+  {
+    name: "range-slice-equal-is-unchanged",
+    rule: "SPEC §8.1: an unchanged slice of a changed file says 'changes exist outside this range'",
+    file: "src/core/decision.ts",
+    find: "        unchangedRangeElsewhereMarker(p.start, p.end),",
+    replace: "        unchangedRangeMarker(p.start, p.end, p.totalLines),",
+  },
+  // §8 output
+  {
+    name: "range-diff-slice-line-numbers",
+    rule: "SPEC §8.3: range diff hunks are numbered as in the file",
+    file: "src/core/decision.ts",
+    find: "        p.start - 1,\n",
+    replace: "        0,\n",
+  },
+  {
+    name: "range-diff-ratio-ignored",
+    rule: "SPEC §8.3: a range diff only below maxDiffBytesRatio of the plain answer's bytes",
+    file: "src/core/decision.ts",
+    find:
+      "          cfg.maxDiffBytesRatio * encoder.encode(p.baseline.text).length &&\n        countLines(payload) <= cfg.maxDiffLinesRatio * (p.end - p.start + 1) &&",
+    replace: "          Infinity &&",
+  },
+];
