@@ -12,6 +12,7 @@ import {
   listJsonFiles,
   type LoadedLayerCase,
   loadLayerFile,
+  vectorIndex,
 } from "../src/conformance/vector_files.ts";
 import { layerInput } from "../src/conformance/vector_schema.ts";
 
@@ -53,6 +54,11 @@ Deno.test("committed JSON Schema matches the zod schemas (run `deno task schema`
       `vectors/schema/${name} is stale`,
     );
   }
+});
+
+Deno.test("vectors/index.json lists every vector file (run `deno task schema`)", () => {
+  const committed = JSON.parse(readFileSync(`${root}index.json`, "utf8"));
+  assert.deepEqual(committed, vectorIndex(root.replace(/\/$/, "")), "vectors/index.json is stale");
 });
 
 Deno.test("a wrong answer is reported as a failure", () => {

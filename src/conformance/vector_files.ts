@@ -66,7 +66,19 @@ export function generateJsonSchemas(): Record<string, unknown> {
 /** The version of the vectors and their schemas: the package's version. */
 export const VECTORS_VERSION = "0.1.0";
 
-/** All `*.json` files below `dir`, sorted, skipping `schema/`. */
+/**
+ * The index of the vector files below `root` (paths relative to it, `/`-separated), which
+ * `vectors/index.json` holds so the runner can find the files where it cannot list a folder
+ * (the package served over HTTP). `deno task schema` writes it; a test checks it is current.
+ */
+export function vectorIndex(root: string): { version: string; files: string[] } {
+  return {
+    version: VECTORS_VERSION,
+    files: listJsonFiles(root).map((f) => relative(root, f).split(/[\\/]/).join("/")),
+  };
+}
+
+/** All `*.json` files below `dir`, sorted, skipping `schema/` and the index. */
 export function listJsonFiles(dir: string): string[] {
   const out: string[] = [];
   const walk = (d: string) => {
@@ -74,7 +86,7 @@ export function listJsonFiles(dir: string): string[] {
       const p = join(d, name);
       if (statSync(p).isDirectory()) {
         if (name !== "schema") walk(p);
-      } else if (name.endsWith(".json")) out.push(p);
+      } else if (name.endsWith(".json") && !(d === dir && name === "index.json")) out.push(p);
     }
   };
   if (statSync(dir).isFile()) return [dir];
@@ -103,10 +115,20 @@ export function loadLayerFile(
   file: string,
   root: string,
 ): { cases: LoadedLayerCase[]; problems: VectorFileProblem[] } {
-  const rel = relative(root, file);
+  return parseLayerFile(readFileSync(file, "utf8"), relative(root, file));
+}
+
+/**
+ * Parses and validates the text of a layer vector file (`rel` names it in
+ * problems). Throws nothing: problems are returned.
+ */
+export function parseLayerFile(
+  text: string,
+  rel: string,
+): { cases: LoadedLayerCase[]; problems: VectorFileProblem[] } {
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(file, "utf8"));
+    raw = JSON.parse(text);
   } catch (e) {
     return { cases: [], problems: [{ file: rel, message: `not valid JSON: ${String(e)}` }] };
   }
