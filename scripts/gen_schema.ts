@@ -3,6 +3,7 @@
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { generateJsonSchemas, vectorIndex } from "../src/conformance/vector_files.ts";
+import { vectorsReadme } from "./vectors_readme.ts";
 
 const dir = new URL("../vectors/schema/", import.meta.url);
 for (const [name, schema] of Object.entries(generateJsonSchemas())) {
@@ -16,3 +17,8 @@ writeFileSync(
   JSON.stringify(vectorIndex(root), null, 2) + "\n",
 );
 console.log("wrote vectors/index.json");
+writeFileSync(
+  new URL("../vectors/README.md", import.meta.url),
+  await vectorsReadme(fileURLToPath(new URL("..", import.meta.url))),
+);
+console.log("wrote vectors/README.md (vectors by SPEC section)");

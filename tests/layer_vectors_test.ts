@@ -15,6 +15,7 @@ import {
   vectorIndex,
 } from "../src/conformance/vector_files.ts";
 import { layerInput } from "../src/conformance/vector_schema.ts";
+import { vectorsReadme } from "../scripts/vectors_readme.ts";
 
 const root = fileURLToPath(new URL("../vectors/", import.meta.url));
 const all: LoadedLayerCase[] = [];
@@ -59,6 +60,15 @@ Deno.test("committed JSON Schema matches the zod schemas (run `deno task schema`
 Deno.test("vectors/index.json lists every vector file (run `deno task schema`)", () => {
   const committed = JSON.parse(readFileSync(`${root}index.json`, "utf8"));
   assert.deepEqual(committed, vectorIndex(root.replace(/\/$/, "")), "vectors/index.json is stale");
+});
+
+Deno.test("vectors/README.md lists every vector by SPEC section (run `deno task schema`)", async () => {
+  const repo = fileURLToPath(new URL("..", import.meta.url));
+  assert.equal(
+    readFileSync(`${root}README.md`, "utf8"),
+    await vectorsReadme(repo),
+    "vectors/README.md is stale",
+  );
 });
 
 Deno.test("a wrong answer is reported as a failure", () => {
