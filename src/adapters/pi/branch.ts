@@ -383,30 +383,92 @@ export function piBranchToReplay(branch: readonly PiEntryLike[]): ReplayEntry[] 
 }
 
 /**
- * Parses the text of a pi session JSONL file into its entries (the header and
- * lines that are not entries are skipped; a malformed line is skipped, as pi
- * does). Pair with {@linkcode piBranchToReplay} and `activeBranch` to replay a
- * session file without pi.
+ * The JSON objects of one line: one, or several glued together (`{...}{...}`, a
+ * missing line break); a line that is not JSON gives none.
+ */
+function objectsOfLine(line: string): unknown[] {
+  try {
+    return [JSON.parse(line)];
+  } catch {
+    // split at the top-level boundaries between objects, then parse each part
+  }
+  const parts: unknown[] = [];
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  let start = 0;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (c === "\\") escaped = true;
+      else if (c === '"') inString = false;
+    } else if (c === '"') inString = true;
+    else if (c === "{") depth++;
+    else if (c === "}" && --depth === 0) {
+      try {
+        parts.push(JSON.parse(line.slice(start, i + 1)));
+      } catch {
+        return [];
+      }
+      start = i + 1;
+    }
+  }
+  return line.slice(start).trim() === "" ? parts : [];
+}
+
+/**
+ * Parses the text of a pi session JSONL file into its entries, in every format
+ * pi reads (SPEC §11.3): version 3, and the older linear versions 1 and 2
+ * migrated in memory as pi migrates them (each entry gets an id and its
+ * predecessor as parent, a compaction's `firstKeptEntryIndex`, which counts the
+ * header as 0, becomes `firstKeptEntryId`, the role `hookMessage` becomes
+ * `custom`). A line holding two objects glued together counts as both; a line
+ * that is not JSON, and the header, are skipped. The file is never written.
+ * Pair with {@linkcode piBranchToReplay} and `activeBranch` to replay a session
+ * file without pi.
  *
  * @example
  * ```ts
  * import { parseSessionJsonl } from "@readcache/core/pi-branch";
  * parseSessionJsonl('{"type":"session","id":"s"}\n{"type":"message","id":"a","parentId":null}\n').length; // 1
+ * parseSessionJsonl('{"type":"session","id":"s"}\n{"type":"message"}\n')[0].id; // "1" (version 1)
  * ```
  */
 export function parseSessionJsonl(text: string): PiEntryLike[] {
-  const out: PiEntryLike[] = [];
+  const objects: Record<string, unknown>[] = [];
   for (const line of text.split("\n")) {
     if (line.trim() === "") continue;
-    let v: unknown;
-    try {
-      v = JSON.parse(line);
-    } catch {
-      continue;
+    for (const v of objectsOfLine(line)) {
+      const r = asRecord(v);
+      if (r && !Array.isArray(v)) objects.push(r);
     }
-    const r = asRecord(v);
+  }
+  const header = objects.find((o) => o.type === "session");
+  const version = typeof header?.version === "number" ? header.version : 1;
+  if (version < 2) {
+    // version 1 is linear: ids by position (the header is 0), each entry's parent the one before
+    let parent: string | null = null;
+    const idAt = (i: number) => objects[i]?.type === "session" ? undefined : String(i);
+    objects.forEach((o, i) => {
+      if (o.type === "session") return;
+      o.id = String(i);
+      o.parentId = parent;
+      parent = o.id as string;
+      if (o.type === "compaction" && typeof o.firstKeptEntryIndex === "number") {
+        const kept = idAt(o.firstKeptEntryIndex);
+        if (kept !== undefined) o.firstKeptEntryId = kept;
+      }
+    });
+  }
+  const out: PiEntryLike[] = [];
+  for (const r of objects) {
+    if (version < 3 && r.type === "message") {
+      const msg = asRecord(r.message);
+      if (msg?.role === "hookMessage") r.message = { ...msg, role: "custom" };
+    }
     if (
-      !r || typeof r.type !== "string" || r.type === "session" || typeof r.id !== "string" ||
+      typeof r.type !== "string" || r.type === "session" || typeof r.id !== "string" ||
       !(r.parentId === null || typeof r.parentId === "string")
     ) continue;
     out.push(r as unknown as PiEntryLike);
