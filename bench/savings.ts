@@ -225,6 +225,7 @@ async function run(w: Workload): Promise<Tally> {
           offset: s.offset,
           limit: s.limit,
         }).text;
+        if (res.kind !== "answer") throw new Error(`${s.path}: the cache did not take the file`);
         const served = enc.encode(res.text).length;
         const p = enc.encode(plain).length;
         t.served += served;

@@ -5,7 +5,19 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createReadCache } from "../mod.ts";
+import {
+  createReadCache,
+  FileReadError,
+  type ReadCacheAnswer,
+  ReadCacheError,
+  type ReadCacheResult,
+} from "../mod.ts";
+
+/** The cache's answer (a delegation fails the test). */
+function answer(r: ReadCacheResult): ReadCacheAnswer {
+  assert.equal(r.kind, "answer", `expected an answer, got ${JSON.stringify(r)}`);
+  return r as ReadCacheAnswer;
+}
 
 const TEXT = Array.from({ length: 40 }, (_, i) => `line ${i + 1}: some words of this file`).join(
   "\n",
@@ -29,10 +41,13 @@ Deno.test(
     const cache = createReadCache({ cwd, store: "memory" });
     const first = await cache.read({ path: "a.txt" });
     assert.equal(first.mode, "full");
-    assert.equal(first.text, TEXT);
-    assert.equal((await cache.read({ path: "a.txt" })).text, "[readcache: unchanged, 41 lines]");
+    assert.equal(answer(first).text, TEXT);
     assert.equal(
-      (await cache.read({ path: "a.txt:3-5" })).text,
+      answer(await cache.read({ path: "a.txt" })).text,
+      "[readcache: unchanged, 41 lines]",
+    );
+    assert.equal(
+      answer(await cache.read({ path: "a.txt:3-5" })).text,
       "[readcache: unchanged in lines 3-5 of 41]",
     );
     writeFileSync(join(cwd, "a.txt"), TEXT.replace("line 20:", "line twenty:"));
@@ -75,7 +90,12 @@ Deno.test(
     writeFileSync(join(cwd, "big.txt"), "x".repeat(2048));
     const cache = createReadCache({ cwd, config: { maxFileBytes: 1024 } });
     const r = await cache.read({ path: "big.txt" });
-    assert.deepEqual(r, { text: "", mode: null, details: {}, delegate: "too_large" });
+    assert.deepEqual(r, {
+      kind: "delegate",
+      reason: "too_large",
+      path: join(cwd, "big.txt"),
+      mode: null,
+    });
   }),
 );
 
@@ -120,7 +140,10 @@ Deno.test(
     const cache = createReadCache({ cwd, store: "memory" });
     writeFileSync(join(cwd, "w.ts"), TEXT);
     cache.wrote("w.ts", TEXT);
-    assert.equal((await cache.read({ path: "w.ts" })).text, "[readcache: unchanged, 41 lines]");
+    assert.equal(
+      answer(await cache.read({ path: "w.ts" })).text,
+      "[readcache: unchanged, 41 lines]",
+    );
     // the file is not what the model wrote (a formatter rewrote it) and no read stored what it
     // wrote: the whole text
     const written = TEXT + "// v\n";
@@ -153,11 +176,14 @@ Deno.test(
     const edited = TEXT.replace("line 5: some", "line 5: EDITED");
     writeFileSync(file, edited); // the host's own edit tool
     await cache.edited("a.txt", [{ oldText: "line 5: some", newText: "line 5: EDITED" }]);
-    assert.equal((await cache.read({ path: "a.txt" })).text, "[readcache: unchanged, 41 lines]");
+    assert.equal(
+      answer(await cache.read({ path: "a.txt" })).text,
+      "[readcache: unchanged, 41 lines]",
+    );
     writeFileSync(file, TEXT); // another process puts the old bytes back
     const back = await cache.read({ path: "a.txt" });
     assert.equal(back.mode, "diff");
-    assert.match(back.text, /-line 5: EDITED[^\n]*\n\+line 5: some/);
+    assert.match(answer(back).text, /-line 5: EDITED[^\n]*\n\+line 5: some/);
   }),
 );
 
@@ -174,5 +200,53 @@ Deno.test(
     assert.equal((await cache.read({ path: "a.txt" })).mode, "unchanged");
     cache.changed("a.txt"); // say, `sed -i` through a shell tool
     assert.equal((await cache.read({ path: "a.txt" })).mode, "baseline_fallback");
+  }),
+);
+
+Deno.test(
+  "every input the host's own read would not serve as text: a delegation or a typed error, never an empty answer",
+  withCwd(async (cwd) => {
+    const cache = createReadCache({ cwd, store: "memory", config: { maxFileBytes: 1024 } });
+    Deno.mkdirSync(join(cwd, "dir"));
+    new Deno.Command("mkfifo", { args: [join(cwd, "fifo")] }).outputSync();
+    writeFileSync(join(cwd, "big.txt"), "x".repeat(2048));
+    writeFileSync(
+      join(cwd, "logo.png"),
+      Uint8Array.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0]),
+    );
+    Deno.symlinkSync("loop-b", join(cwd, "loop-a"));
+    Deno.symlinkSync("loop-a", join(cwd, "loop-b"));
+    const delegated: [string, string][] = [
+      ["fifo", "not_a_regular_file"],
+      ["/dev/null", "not_a_regular_file"],
+      ["big.txt", "too_large"],
+      ["logo.png", "image"],
+    ];
+    for (const [path, reason] of delegated) {
+      const r = await cache.read({ path });
+      assert.equal(r.kind, "delegate", path);
+      assert.ok(!("text" in r), `${path}: a delegation has no text to send`);
+      assert.equal(r.kind === "delegate" && r.reason, reason, path);
+    }
+    const failing: [string, string][] = [
+      ["", "INVALID_ARGUMENT"],
+      ["a\0b.txt", "INVALID_PATH"],
+      ["missing.txt", "FILE_NOT_FOUND"],
+      ["dir", "NOT_A_FILE"],
+      ["loop-a", "LINK_LOOP"],
+    ];
+    for (const [path, code] of failing) {
+      await assert.rejects(
+        () => cache.read({ path }),
+        (e: unknown) => {
+          assert.ok(e instanceof ReadCacheError, `${path}: ${e}`);
+          assert.equal(e.code, code, `${path}: ${e.message}`);
+          if (code === "FILE_NOT_FOUND" || code === "LINK_LOOP") {
+            assert.ok(e instanceof FileReadError && e.cause instanceof Error, "the cause is kept");
+          }
+          return true;
+        },
+      );
+    }
   }),
 );

@@ -26,7 +26,12 @@ export type ReadCacheErrorCode =
   | "INVALID_HASH"
   | "STORE_WRITE_FAILED"
   | "INVALID_VECTOR"
-  | "INVALID_ARGUMENT";
+  | "INVALID_ARGUMENT"
+  | "FILE_NOT_FOUND"
+  | "NOT_A_FILE"
+  | "PERMISSION_DENIED"
+  | "LINK_LOOP"
+  | "READ_FAILED";
 
 /**
  * Base class of every error thrown by this library.
@@ -51,8 +56,8 @@ export class ReadCacheError extends Error {
    * @param code stable error code
    * @param message human-readable message naming the bad value and the fix
    */
-  constructor(code: ReadCacheErrorCode, message: string) {
-    super(message);
+  constructor(code: ReadCacheErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
     this.name = "ReadCacheError";
     this.code = code;
   }
@@ -111,5 +116,33 @@ export class OffsetBeyondEndError extends ReadCacheError {
     this.name = "OffsetBeyondEndError";
     this.offset = offset;
     this.totalLines = totalLines;
+  }
+}
+
+/**
+ * A file the host asked to read could not be read: missing (`FILE_NOT_FOUND`),
+ * a directory (`NOT_A_FILE`), not permitted (`PERMISSION_DENIED`), a symbolic
+ * link loop (`LINK_LOOP`), or another file system error (`READ_FAILED`). The
+ * system's error is its `cause`; `path` is the path that was resolved.
+ *
+ * @example
+ * ```ts
+ * import { createReadCache, FileReadError } from "@readcache/core";
+ * const cache = createReadCache({ cwd: Deno.makeTempDirSync(), store: "memory" });
+ * try {
+ *   await cache.read({ path: "missing.txt" });
+ * } catch (e) {
+ *   if (e instanceof FileReadError) e.code; // "FILE_NOT_FOUND"
+ * }
+ * ```
+ */
+export class FileReadError extends ReadCacheError {
+  /** The resolved path that could not be read. */
+  readonly path: string;
+
+  constructor(code: ReadCacheErrorCode, path: string, message: string, cause?: unknown) {
+    super(code, message, { cause });
+    this.name = "FileReadError";
+    this.path = path;
   }
 }

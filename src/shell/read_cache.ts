@@ -13,7 +13,9 @@
  *
  * @module
  */
+import { statSync } from "node:fs";
 import { homedir } from "node:os";
+import { FileReadError, ReadCacheError, type ReadCacheErrorCode } from "../core/errors.ts";
 import { FsObjectStore } from "../store/fs_object_store.ts";
 import type { DecisionConfig } from "../core/decision.ts";
 import { BranchKnowledge } from "../core/knowledge.ts";
@@ -69,26 +71,65 @@ export interface ReadCacheRequest {
 }
 
 /**
- * What a read answers.
+ * What a read answers: the text for the model (`kind: "answer"`), or a file
+ * the cache does not take, which your own read must serve
+ * (`kind: "delegate"`): it has no text, so it cannot be sent by mistake.
  *
  * @example
  * ```ts
  * import type { ReadCacheResult } from "@readcache/core";
- * const r: ReadCacheResult = { text: "[readcache: unchanged, 3 lines]", mode: "unchanged", details: {} };
+ * function textFor(r: ReadCacheResult, ownRead: (path: string) => string): string {
+ *   return r.kind === "answer" ? r.text : ownRead(r.path);
+ * }
  * ```
  */
-export interface ReadCacheResult {
-  /** The text for the model. Empty when `delegate` is set. */
+export type ReadCacheResult = ReadCacheAnswer | ReadCacheDelegation;
+
+/**
+ * The cache's answer: the exact text for the model and the metadata to
+ * persist with the tool result.
+ *
+ * @example
+ * ```ts
+ * import type { ReadCacheAnswer } from "@readcache/core";
+ * const r: ReadCacheAnswer = { kind: "answer", text: "[readcache: unchanged, 3 lines]",
+ *   mode: "unchanged", details: {} };
+ * ```
+ */
+export interface ReadCacheAnswer {
+  /** Always `"answer"`. */
+  kind: "answer";
+  /** The text for the model. */
   text: string;
   /** How it was served; `null` for a plain read without readcache metadata. */
   mode: ReadMode | null;
   /** pi's `truncation` details when pi would set them, and the readcache metadata to persist. */
   details: { truncation?: TruncationResult; readcache?: ReadCacheMetaV1 };
-  /**
-   * Set when the cache does not take the file and your own read must serve
-   * it: an image, not a regular file (FIFO, device), or over the size cap.
-   */
-  delegate?: "image" | "not_a_regular_file" | "too_large";
+}
+
+/**
+ * A file the cache does not take (SPEC §13.1): serve the request with your own
+ * read. Nothing was stored, and the file's lines count as unknown to the
+ * model until a read of the cache shows them.
+ *
+ * @example
+ * ```ts
+ * import type { ReadCacheDelegation } from "@readcache/core";
+ * const r: ReadCacheDelegation = { kind: "delegate", reason: "image", path: "/w/logo.png",
+ *   mode: null, mimeType: "image/png" };
+ * ```
+ */
+export interface ReadCacheDelegation {
+  /** Always `"delegate"`. */
+  kind: "delegate";
+  /** Why: an image, not a regular file (a FIFO, socket or device), or over the size cap. */
+  reason: "image" | "not_a_regular_file" | "too_large";
+  /** The resolved path to read. */
+  path: string;
+  /** Always `null`: the cache sent nothing. */
+  mode: null;
+  /** For an image, its type (`image/png`, `image/jpeg`, `image/gif`, `image/webp`). */
+  mimeType?: string;
 }
 
 /**
@@ -141,20 +182,41 @@ export class ReadCache {
   }
 
   /**
-   * Answers one read. Throws `RangeSyntaxError` / `OffsetBeyondEndError` for
-   * bad ranges and the file system's error for a missing or unreadable file,
-   * like pi's read.
+   * Answers one read: the text for the model, or a delegation to your own
+   * read (an image, a FIFO or device, a file over the size cap). Throws only
+   * typed errors: `RangeSyntaxError` / `OffsetBeyondEndError` for bad ranges,
+   * `ReadCacheError` `INVALID_ARGUMENT` / `INVALID_PATH` for a bad request, and
+   * `FileReadError` (`FILE_NOT_FOUND`, `NOT_A_FILE` for a directory,
+   * `PERMISSION_DENIED`, `LINK_LOOP`, `READ_FAILED`) with the system's error
+   * as its cause, where pi's read fails too.
    */
   async read(req: ReadCacheRequest, ctx?: ReadCacheContext): Promise<ReadCacheResult> {
+    if (typeof req?.path !== "string" || req.path === "") {
+      throw new ReadCacheError(
+        "INVALID_ARGUMENT",
+        "path must be a non-empty string: the file to read, as the model typed it.",
+      );
+    }
+    if (req.path.includes("\0")) {
+      throw new ReadCacheError(
+        "INVALID_PATH",
+        `Invalid path ${JSON.stringify(req.path)}: a path cannot contain a NUL character.`,
+      );
+    }
     const callId = ctx?.callId ?? `readcache-${++this.#calls}`;
     this.#knowledge.sync(ctx?.branch ?? this.#own);
-    const served = await serveRead(req, this.#knowledge, {
-      cwd: this.#options.cwd,
-      home: this.#options.home ?? homedir(),
-      store: this.#store,
-      volatileStore: this.#volatile,
-      config: this.#options.config,
-    }, ctx?.signal);
+    let served;
+    try {
+      served = await serveRead(req, this.#knowledge, {
+        cwd: this.#options.cwd,
+        home: this.#options.home ?? homedir(),
+        store: this.#store,
+        volatileStore: this.#volatile,
+        config: this.#options.config,
+      }, ctx?.signal);
+    } catch (e) {
+      throw typedReadError(e, req.path);
+    }
     const meta = served.decision.details.readcache;
     if (ctx !== undefined) {
       this.#knowledge.recordServed(
@@ -166,10 +228,30 @@ export class ReadCache {
       entry.call = served.call;
       this.#own.push(entry);
     }
+    const path = served.target.resolvedPath;
+    if (
+      served.delegate === "not_a_regular_file" &&
+      statSync(path, { throwIfNoEntry: false })?.isDirectory()
+    ) {
+      // pi's read fails on a directory too
+      throw new FileReadError(
+        "NOT_A_FILE",
+        path,
+        `EISDIR: ${req.path} is a directory, not a file. Read a file inside it, or list it with ls.`,
+      );
+    }
     if (served.delegate !== undefined) {
-      return { text: "", mode: null, details: {}, delegate: served.delegate };
+      const d: ReadCacheDelegation = {
+        kind: "delegate",
+        reason: served.delegate,
+        path,
+        mode: null,
+      };
+      if (served.imageMimeType !== undefined) d.mimeType = served.imageMimeType;
+      return d;
     }
     return {
+      kind: "answer",
       text: served.decision.text,
       mode: served.decision.mode,
       details: served.decision.details,
@@ -319,9 +401,40 @@ export class ReadCache {
  * writeFileSync(join(cwd, "a.txt"), "one\ntwo\n");
  * const cache = createReadCache({ cwd, store: "memory" });
  * (await cache.read({ path: "a.txt" })).mode; // "full"
- * (await cache.read({ path: "a.txt" })).text; // "[readcache: unchanged, 3 lines]"
+ * const again = await cache.read({ path: "a.txt" });
+ * if (again.kind === "answer") again.text; // "[readcache: unchanged, 3 lines]"
  * ```
  */
 export function createReadCache(options: ReadCacheOptions): ReadCache {
   return new ReadCache(options);
+}
+
+const FILE_ERRORS: Record<string, [ReadCacheErrorCode, string]> = {
+  ENOENT: ["FILE_NOT_FOUND", "no such file; check the path"],
+  ENOTDIR: ["FILE_NOT_FOUND", "a part of the path is not a directory; check the path"],
+  EISDIR: ["NOT_A_FILE", "it is a directory; read a file inside it"],
+  EACCES: ["PERMISSION_DENIED", "permission denied; the user running the agent cannot read it"],
+  EPERM: ["PERMISSION_DENIED", "operation not permitted"],
+  ELOOP: ["LINK_LOOP", "too many levels of symbolic links (a link loop)"],
+};
+
+/** A typed error for what reading `path` threw (our own errors pass through). */
+function typedReadError(e: unknown, path: string): Error {
+  if (e instanceof ReadCacheError) return e;
+  if (e instanceof Error && e.message === "Operation aborted") return e;
+  const code = (e as { code?: unknown })?.code;
+  if (code === "ERR_INVALID_ARG_VALUE" || code === "ERR_INVALID_ARG_TYPE") {
+    return new ReadCacheError("INVALID_PATH", `Invalid path ${JSON.stringify(path)}.`, {
+      cause: e,
+    });
+  }
+  const [ours, why] = typeof code === "string" && code in FILE_ERRORS
+    ? FILE_ERRORS[code]
+    : ["READ_FAILED" as const, "the file system refused the read"];
+  return new FileReadError(
+    ours,
+    path,
+    `${typeof code === "string" ? code : "Error"}: cannot read ${path}: ${why}.`,
+    e,
+  );
 }
