@@ -1,45 +1,60 @@
 /**
  * `@readcache/core`: context-safe read caching for coding agents.
  *
- * A read cache answers a repeated `read` with a short unchanged marker or a
- * unified diff instead of the whole file, but only when the active session
- * branch provably holds the base content. This module is the reference
- * implementation: pure path/range normalisation, the trust state machine,
- * branch replay with the strict compaction barrier, and the read decision.
+ * A read cache answers a repeated `read` with a short `[readcache: unchanged
+ * ...]` marker or a unified diff instead of the whole file, but only when the
+ * model provably holds that content in its current context (SPEC §2). This
+ * module is what a host needs: `createReadCache`, its results and errors, and
+ * the store choice. The rules are in `@readcache/core/rules`, branch replay in
+ * `@readcache/core/replay`, the building blocks of a host adapter in
+ * `@readcache/core/service`, the pi extension in `@readcache/core/pi`, the
+ * on-disk store in `@readcache/core/fs`, and the porter's kit in
+ * `@readcache/core/conformance`.
  *
  * @example
  * ```ts
- * import { replayBranch, selectBase } from "@readcache/core";
- * const snap = replayBranch([
- *   { id: "r1", parentId: null, kind: "read", meta: { v: 1, pathKey: "/w/a.ts", scopeKey: "full",
- *     servedHash: "h1", mode: "full", totalLines: 3, rangeStart: 1, rangeEnd: 3, bytes: 12 } },
- *   { id: "c1", parentId: "r1", kind: "compaction" },
- * ]);
- * selectBase(snap.trust["/w/a.ts"], "full"); // undefined: the compaction dropped it
+ * import { createReadCache, type ReadCacheResult } from "@readcache/core";
+ *
+ * const cache = createReadCache({ cwd: Deno.cwd(), store: "memory" });
+ *
+ * // the text to send the model: the cache's answer, or your own read where it hands the file back
+ * async function read(path: string): Promise<string> {
+ *   const r: ReadCacheResult = await cache.read({ path });
+ *   return r.kind === "answer" ? r.text : await Deno.readTextFile(r.path);
+ * }
+ *
+ * await read("deno.json"); // the whole file, exactly as pi's read shows it
+ * await read("deno.json"); // "[readcache: unchanged, N lines]"
  * ```
  *
  * @module
  */
-export * from "./src/core/errors.ts";
-export * from "./src/core/hash.ts";
-export * from "./src/core/scope.ts";
-export * from "./src/core/path.ts";
-export * from "./src/core/path_key.ts";
-export * from "./src/core/range.ts";
-export * from "./src/core/meta.ts";
-export * from "./src/core/trust.ts";
-export * from "./src/core/view.ts";
-export * from "./src/core/edit.ts";
-export * from "./src/core/replay.ts";
-export * from "./src/core/knowledge.ts";
-export * from "./src/core/truncate.ts";
-export * from "./src/core/baseline.ts";
-export * from "./src/core/markers.ts";
-export * from "./src/core/diff.ts";
-export * from "./src/core/sensitive.ts";
-export * from "./src/core/decision.ts";
-export * from "./src/core/object_store.ts";
-export * from "./src/shell/read_service.ts";
-export * from "./src/shell/read_cache.ts";
-export * from "./src/core/refresh.ts";
-export * from "./src/core/status.ts";
+export {
+  createReadCache,
+  ReadCache,
+  type ReadCacheAnswer,
+  type ReadCacheContext,
+  type ReadCacheDelegation,
+  type ReadCacheOptions,
+  type ReadCacheRequest,
+  type ReadCacheResult,
+} from "./src/shell/read_cache.ts";
+export {
+  FileReadError,
+  OffsetBeyondEndError,
+  RangeSyntaxError,
+  ReadCacheError,
+  type ReadCacheErrorCode,
+} from "./src/core/errors.ts";
+export {
+  MemoryObjectStore,
+  type ObjectStore,
+  type StoreProblem,
+  type StoreStats,
+} from "./src/core/object_store.ts";
+export type { ReadCacheMetaV1, ReadMode } from "./src/core/meta.ts";
+export type { FileChange, ReadCall, ReplayEntry } from "./src/core/replay.ts";
+export type { EditReplacement } from "./src/core/edit.ts";
+export type { DecisionConfig } from "./src/core/decision.ts";
+export type { TruncationResult } from "./src/core/truncate.ts";
+export type { ScopeKey } from "./src/core/scope.ts";

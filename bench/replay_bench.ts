@@ -1,6 +1,6 @@
 // Replay cost: a read late in a long session extends the memoised replay by
 // the new entries only, instead of replaying the whole branch.
-import { ReplayCursor, type ReplayEntry } from "../mod.ts";
+import { ReplayCursor, type ReplayEntry } from "../replay.ts";
 
 const N = 20_000;
 const branch: ReplayEntry[] = [];

@@ -60,6 +60,9 @@ if (mode === "check") {
   const core = await run([
     "check",
     "mod.ts",
+    "rules.ts",
+    "replay.ts",
+    "service.ts",
     "src/",
     ...tests.core,
     ...scripts.core,

@@ -18,7 +18,18 @@ Deno.test("the publish dry run ships exactly the library, docs and vectors, with
   const top = new Set(list.map((f) => f.split("/")[0]));
   assert.deepEqual(
     [...top].sort(),
-    ["LICENSE", "README.md", "SPEC.md", "deno.json", "mod.ts", "src", "vectors"],
+    [
+      "LICENSE",
+      "README.md",
+      "SPEC.md",
+      "deno.json",
+      "mod.ts",
+      "replay.ts",
+      "rules.ts",
+      "service.ts",
+      "src",
+      "vectors",
+    ],
   );
   for (
     const needed of [

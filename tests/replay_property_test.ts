@@ -5,15 +5,17 @@ import assert from "node:assert/strict";
 import fc from "fast-check";
 import {
   activeBranch,
-  applyInvalidation,
-  applyReadMeta,
   BranchKnowledge,
-  type ReadCacheMetaV1,
   replayBranch,
   ReplayCursor,
   type ReplayEntry,
+} from "../replay.ts";
+import {
+  applyInvalidation,
+  applyReadMeta,
+  type ReadCacheMetaV1,
   type TrustState,
-} from "../mod.ts";
+} from "../rules.ts";
 
 const hashes = ["h0", "h1", "h2"];
 const scopes = ["full", "r:1:3", "r:2:5"] as const;

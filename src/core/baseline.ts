@@ -16,7 +16,7 @@ import { DEFAULT_MAX_BYTES, formatSize, truncateHead, type TruncationResult } fr
  *
  * @example
  * ```ts
- * import type { BaselineReadInput } from "@readcache/core";
+ * import type { BaselineReadInput } from "@readcache/core/rules";
  * const input: BaselineReadInput = { text: "a\nb\n", displayPath: "notes.txt", offset: 2 };
  * ```
  */
@@ -39,7 +39,7 @@ export interface BaselineReadInput {
  *
  * @example
  * ```ts
- * import { renderBaselineRead, type BaselineReadOutput } from "@readcache/core";
+ * import { renderBaselineRead, type BaselineReadOutput } from "@readcache/core/rules";
  * const out: BaselineReadOutput = renderBaselineRead({ text: "a\nb", displayPath: "f.txt" });
  * console.log(out.shownStart, out.shownEnd); // 1 2
  * ```
@@ -75,7 +75,7 @@ export interface BaselineReadOutput {
  *
  * @example
  * ```ts
- * import { renderBaselineRead } from "@readcache/core";
+ * import { renderBaselineRead } from "@readcache/core/rules";
  * const out = renderBaselineRead({ text: "a\nb\nc", displayPath: "f.txt", limit: 1 });
  * console.log(out.text); // "a\n\n[2 more lines in file. Use offset=2 to continue.]"
  * ```

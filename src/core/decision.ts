@@ -37,7 +37,7 @@ import {
  *
  * @example
  * ```ts
- * import { DEFAULT_DECISION_CONFIG } from "@readcache/core";
+ * import { DEFAULT_DECISION_CONFIG } from "@readcache/core/rules";
  * DEFAULT_DECISION_CONFIG.maxDiffFileLines; // 12000
  * ```
  */
@@ -80,7 +80,7 @@ export const DEFAULT_DECISION_CONFIG: DecisionConfig = Object.freeze({
  *
  * @example
  * ```ts
- * import type { DecisionInput } from "@readcache/core";
+ * import type { DecisionInput } from "@readcache/core/rules";
  * const input: DecisionInput = {
  *   displayPath: "a.txt", pathKey: "/w/a.txt", bytes: new TextEncoder().encode("hi\n"),
  *   knowledge: { trust: undefined, keyViews: [], nameViews: [] },
@@ -121,7 +121,7 @@ export interface DecisionInput {
  *
  * @example
  * ```ts
- * import type { DecisionReason } from "@readcache/core";
+ * import type { DecisionReason } from "@readcache/core/rules";
  * const r: DecisionReason = "no_base";
  * ```
  */
@@ -150,7 +150,7 @@ export type DecisionReason =
  *
  * @example
  * ```ts
- * import type { ReadDecision } from "@readcache/core";
+ * import type { ReadDecision } from "@readcache/core/rules";
  * const d: ReadDecision = { mode: null, text: "x", details: {}, reason: "binary" };
  * ```
  */
@@ -255,7 +255,7 @@ function prepare(input: DecisionInput, cfg: DecisionConfig): Preparation {
  *
  * @example
  * ```ts
- * import { planRead } from "@readcache/core";
+ * import { planRead } from "@readcache/core/rules";
  * const plan = planRead({ displayPath: "a", pathKey: "/a", bytes: new Uint8Array(),
  *   knowledge: { trust: undefined, keyViews: [], nameViews: [] } });
  * plan.needs; // []
@@ -285,7 +285,7 @@ const plans = new WeakMap<ReadPlan, PlanState>();
  *
  * @example
  * ```ts
- * import { planRead } from "@readcache/core";
+ * import { planRead } from "@readcache/core/rules";
  * const bytes = new TextEncoder().encode("one\ntwo");
  * const plan = planRead({ displayPath: "a.txt", pathKey: "/w/a.txt", bytes,
  *   knowledge: { trust: { full: { hash: "old", seq: 1 }, ranges: {} }, keyViews: [], nameViews: [] } });
@@ -329,7 +329,7 @@ function lineSlice(text: string, start: number, end: number): string[] | undefin
  *
  * @example
  * ```ts
- * import { decidePlan, planRead } from "@readcache/core";
+ * import { decidePlan, planRead } from "@readcache/core/rules";
  * const bytes = new TextEncoder().encode("one\ntwo");
  * const plan = planRead({ displayPath: "a.txt", pathKey: "/w/a.txt", bytes,
  *   knowledge: { trust: undefined, keyViews: [], nameViews: [] } });
@@ -517,7 +517,7 @@ function decideFromBase(
  *
  * @example
  * ```ts
- * import { decideRead, TO_END } from "@readcache/core";
+ * import { decideRead, TO_END } from "@readcache/core/rules";
  * const bytes = new TextEncoder().encode("one\ntwo");
  * const first = decideRead({ displayPath: "a.txt", pathKey: "/w/a.txt", bytes,
  *   knowledge: { trust: undefined, keyViews: [], nameViews: [] } });

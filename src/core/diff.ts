@@ -14,7 +14,7 @@ import { structuredPatch } from "diff";
  *
  * @example
  * ```ts
- * import type { UnifiedDiff } from "@readcache/core";
+ * import type { UnifiedDiff } from "@readcache/core/rules";
  * const d: UnifiedDiff = { text: "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b", changedLines: 2, hunks: 1 };
  * ```
  */
@@ -39,7 +39,7 @@ function range(start: number, count: number): string {
  *
  * @example
  * ```ts
- * import { unifiedDiff } from "@readcache/core";
+ * import { unifiedDiff } from "@readcache/core/rules";
  * unifiedDiff("x\ny\n", "x\nz\n", "f.txt").text;
  * // "--- a/f.txt\n+++ b/f.txt\n@@ -1,2 +1,2 @@\n x\n-y\n+z"
  * ```

@@ -41,7 +41,7 @@ export interface EditReplacement {
  *
  * @example
  * ```ts
- * import { editCallArgs } from "@readcache/core";
+ * import { editCallArgs } from "@readcache/core/rules";
  * editCallArgs({ path: "a.ts", oldText: "x", newText: "y" });
  * // { path: "a.ts", edits: [{ oldText: "x", newText: "y" }] }
  * editCallArgs({ path: "a.ts", edits: '[{"oldText":"x","newText":"y"}]' })?.edits.length; // 1
@@ -197,7 +197,7 @@ function replaceAll(base: string, matches: readonly Matched[]): string {
  *
  * @example
  * ```ts
- * import { applyPiEdit } from "@readcache/core";
+ * import { applyPiEdit } from "@readcache/core/rules";
  * applyPiEdit("a\r\nb\r\n", [{ oldText: "b", newText: "c" }], "f.txt");
  * // { ok: true, text: "a\r\nc\r\n", fuzzy: false }
  * applyPiEdit("a\n", [{ oldText: "z", newText: "c" }], "f.txt").ok; // false
@@ -237,7 +237,7 @@ export function applyPiEdit(
  *
  * @example
  * ```ts
- * import type { TouchedLines } from "@readcache/core";
+ * import type { TouchedLines } from "@readcache/core/rules";
  * const t: TouchedLines = { start: 2, end: 3, newEnd: 4 };
  * ```
  */
@@ -262,7 +262,7 @@ export interface TouchedLines {
  *
  * @example
  * ```ts
- * import { editBelief } from "@readcache/core";
+ * import { editBelief } from "@readcache/core/rules";
  * editBelief("a\nb\nc\n", [{ oldText: "b\n", newText: "b1\nb2\n" }]);
  * // { text: "a\nb1\nb2\nc\n", touched: [{ start: 2, end: 3, newEnd: 4 }] }
  * editBelief("a\u201Cb\n", [{ oldText: 'a"b', newText: "x" }]); // undefined (normalised match)
@@ -313,7 +313,7 @@ export function editBelief(
  *
  * @example
  * ```ts
- * import { planEditMeta, sha256Hex, TO_END } from "@readcache/core";
+ * import { planEditMeta, sha256Hex, TO_END } from "@readcache/core/rules";
  * const text = "a\nb\nc\n";
  * const views = [{ seq: 1, start: 1, end: TO_END, hash: sha256Hex(text) }];
  * planEditMeta({ pathKey: "/w/f", base: { hash: sha256Hex(text), text }, keyViews: views,

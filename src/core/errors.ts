@@ -140,6 +140,7 @@ export class FileReadError extends ReadCacheError {
   /** The resolved path that could not be read. */
   readonly path: string;
 
+  /** `code` says what failed, `path` where, `cause` the system's error. */
   constructor(code: ReadCacheErrorCode, path: string, message: string, cause?: unknown) {
     super(code, message, { cause });
     this.name = "FileReadError";

@@ -17,7 +17,7 @@ export const HASH_PATTERN: RegExp = /^[0-9a-f]{64}$/;
  *
  * @example
  * ```ts
- * import { sha256Hex } from "@readcache/core";
+ * import { sha256Hex } from "@readcache/core/rules";
  * sha256Hex("abc"); // "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
  * ```
  */
@@ -30,7 +30,7 @@ export function sha256Hex(data: Uint8Array | string): string {
  *
  * @example
  * ```ts
- * import { isContentHash } from "@readcache/core";
+ * import { isContentHash } from "@readcache/core/rules";
  * isContentHash("abc"); // false
  * ```
  */

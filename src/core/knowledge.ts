@@ -25,7 +25,7 @@ import { addView, type LineView, TO_END } from "./view.ts";
  *
  * @example
  * ```ts
- * import type { InFlightRead } from "@readcache/core";
+ * import type { InFlightRead } from "@readcache/core/replay";
  * const r: InFlightRead = { callId: "call_1", meta: { v: 1, pathKey: "/a", scopeKey: "full",
  *   servedHash: "h", mode: "full", totalLines: 1, rangeStart: 1, rangeEnd: 1, bytes: 1 } };
  * ```
@@ -46,7 +46,7 @@ export interface InFlightRead {
  *
  * @example
  * ```ts
- * import type { FileKnowledge } from "@readcache/core";
+ * import type { FileKnowledge } from "@readcache/core/replay";
  * const k: FileKnowledge = { trust: undefined, keyViews: [], nameViews: [] };
  * ```
  */
@@ -104,7 +104,7 @@ function idsOf(read: InFlightRead): Set<string> {
  *
  * @example
  * ```ts
- * import { BranchKnowledge } from "@readcache/core";
+ * import { BranchKnowledge } from "@readcache/core/replay";
  * const k = new BranchKnowledge();
  * k.sync([{ id: "u1", parentId: null, kind: "other" }]);
  * k.recordServed({ meta: { v: 1, pathKey: "/a", scopeKey: "full", servedHash: "h", mode: "full",

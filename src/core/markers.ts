@@ -11,7 +11,7 @@
  *
  * @example
  * ```ts
- * import { unchangedMarker } from "@readcache/core";
+ * import { unchangedMarker } from "@readcache/core/rules";
  * unchangedMarker(120); // "[readcache: unchanged, 120 lines]"
  * ```
  */
@@ -24,7 +24,7 @@ export function unchangedMarker(totalLines: number): string {
  *
  * @example
  * ```ts
- * import { unchangedRangeMarker } from "@readcache/core";
+ * import { unchangedRangeMarker } from "@readcache/core/rules";
  * unchangedRangeMarker(10, 20, 120); // "[readcache: unchanged in lines 10-20 of 120]"
  * ```
  */
@@ -37,7 +37,7 @@ export function unchangedRangeMarker(start: number, end: number, totalLines: num
  *
  * @example
  * ```ts
- * import { unchangedRangeElsewhereMarker } from "@readcache/core";
+ * import { unchangedRangeElsewhereMarker } from "@readcache/core/rules";
  * unchangedRangeElsewhereMarker(10, 20);
  * // "[readcache: unchanged in lines 10-20; changes exist outside this range]"
  * ```
@@ -51,7 +51,7 @@ export function unchangedRangeElsewhereMarker(start: number, end: number): strin
  *
  * @example
  * ```ts
- * import { diffHeader } from "@readcache/core";
+ * import { diffHeader } from "@readcache/core/rules";
  * diffHeader(2, 120); // "[readcache: 2 lines changed of 120]"
  * ```
  */
@@ -65,7 +65,7 @@ export function diffHeader(changedLines: number, totalLines: number): string {
  *
  * @example
  * ```ts
- * import { rangeDiffHeader } from "@readcache/core";
+ * import { rangeDiffHeader } from "@readcache/core/rules";
  * rangeDiffHeader(2, 50, 250, 3001); // "[readcache: 2 lines changed in lines 50-250 of 3001]"
  * ```
  */

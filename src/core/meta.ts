@@ -82,7 +82,7 @@ export interface ReadCacheMetaV1 {
  *
  * @example
  * ```ts
- * import type { ReadCacheInvalidationV1 } from "@readcache/core";
+ * import type { ReadCacheInvalidationV1 } from "@readcache/core/rules";
  * const inv: ReadCacheInvalidationV1 = { v: 1, kind: "invalidate", pathKey: "/w/a.ts", scopeKey: "full", at: 1 };
  * ```
  */
@@ -168,7 +168,7 @@ const ReadCacheInvalidationV1Schema: z.ZodType<ReadCacheInvalidationV1, unknown>
  *
  * @example
  * ```ts
- * import { parseReadCacheMeta } from "@readcache/core";
+ * import { parseReadCacheMeta } from "@readcache/core/rules";
  * parseReadCacheMeta({ v: 1, mode: "unchanged" }); // undefined
  * ```
  */
@@ -185,7 +185,7 @@ export function parseReadCacheMeta(value: unknown): ReadCacheMetaV1 | undefined 
  *
  * @example
  * ```ts
- * import { validateReadCacheMeta } from "@readcache/core";
+ * import { validateReadCacheMeta } from "@readcache/core/rules";
  * const r = validateReadCacheMeta({ v: 1, mode: "unchanged" });
  * r.ok; // false
  * ```
@@ -255,7 +255,7 @@ function checkMetaFast(value: unknown): ReadCacheMetaV1 | undefined {
  *
  * @example
  * ```ts
- * import { parseInvalidation } from "@readcache/core";
+ * import { parseInvalidation } from "@readcache/core/rules";
  * parseInvalidation({ v: 1, kind: "invalidate", pathKey: "/a", scopeKey: "r:1:2", at: 5 })?.scopeKey; // "r:1:2"
  * ```
  */
@@ -270,7 +270,7 @@ export function parseInvalidation(value: unknown): ReadCacheInvalidationV1 | und
  *
  * @example
  * ```ts
- * import { isAnchorMode } from "@readcache/core";
+ * import { isAnchorMode } from "@readcache/core/rules";
  * isAnchorMode("diff"); // false
  * ```
  */
@@ -283,7 +283,7 @@ export function isAnchorMode(mode: ReadMode): boolean {
  *
  * @example
  * ```ts
- * import type { LineStretch } from "@readcache/core";
+ * import type { LineStretch } from "@readcache/core/rules";
  * const s: LineStretch = { start: 5 }; // line 5 to the end
  * ```
  */
@@ -304,7 +304,7 @@ export interface LineStretch {
  *
  * @example
  * ```ts
- * import type { ReadCacheEditMetaV1 } from "@readcache/core";
+ * import type { ReadCacheEditMetaV1 } from "@readcache/core/rules";
  * const m: ReadCacheEditMetaV1 = { v: 1, kind: "edit", pathKey: "/w/a.ts", baseHash: "a".repeat(64),
  *   servedHash: "b".repeat(64), totalLines: 11, from: 5, held: [{ start: 1 }], shown: [{ start: 1 }] };
  * ```
@@ -368,7 +368,7 @@ const ReadCacheEditMetaV1Schema: z.ZodType<ReadCacheEditMetaV1, unknown> = z.loo
  *
  * @example
  * ```ts
- * import { parseEditMeta } from "@readcache/core";
+ * import { parseEditMeta } from "@readcache/core/rules";
  * parseEditMeta({ v: 1, kind: "edit" }); // undefined
  * ```
  */

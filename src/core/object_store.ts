@@ -69,7 +69,7 @@ export interface StoreStats {
  *
  * @example
  * ```ts
- * import { MemoryObjectStore, type ObjectStore, sha256Hex } from "@readcache/core";
+ * import { MemoryObjectStore, type ObjectStore, sha256Hex } from "@readcache/core/rules";
  * const store: ObjectStore = new MemoryObjectStore();
  * const bytes = new TextEncoder().encode("export const x = 1;\n");
  * await store.put(sha256Hex(bytes), bytes);
@@ -112,7 +112,7 @@ export interface ObjectStore {
  *
  * @example
  * ```ts
- * import { assertContentHash, sha256Hex } from "@readcache/core";
+ * import { assertContentHash, sha256Hex } from "@readcache/core/rules";
  * const bytes = new TextEncoder().encode("x");
  * assertContentHash(sha256Hex(bytes), bytes); // ok
  * try {
@@ -149,7 +149,7 @@ export function assertContentHash(hash: string, bytes: Uint8Array): void {
  *
  * @example
  * ```ts
- * import { MemoryObjectStore, sha256Hex } from "@readcache/core";
+ * import { MemoryObjectStore, sha256Hex } from "@readcache/core/rules";
  * const store = new MemoryObjectStore();
  * const bytes = new TextEncoder().encode("hello");
  * const hash = sha256Hex(bytes);
@@ -171,7 +171,7 @@ export class MemoryObjectStore implements ObjectStore {
    *
    * @example
    * ```ts
-   * import { MemoryObjectStore, sha256Hex } from "@readcache/core";
+   * import { MemoryObjectStore, sha256Hex } from "@readcache/core/rules";
    * const bytes = new TextEncoder().encode("a");
    * await new MemoryObjectStore().put(sha256Hex(bytes), bytes);
    * ```
@@ -192,7 +192,7 @@ export class MemoryObjectStore implements ObjectStore {
    *
    * @example
    * ```ts
-   * import { MemoryObjectStore, sha256Hex } from "@readcache/core";
+   * import { MemoryObjectStore, sha256Hex } from "@readcache/core/rules";
    * await new MemoryObjectStore().get(sha256Hex("never stored")); // undefined
    * ```
    */
@@ -207,7 +207,7 @@ export class MemoryObjectStore implements ObjectStore {
    *
    * @example
    * ```ts
-   * import { MemoryObjectStore, sha256Hex } from "@readcache/core";
+   * import { MemoryObjectStore, sha256Hex } from "@readcache/core/rules";
    * await new MemoryObjectStore().has(sha256Hex("x")); // false
    * ```
    */

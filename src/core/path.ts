@@ -15,7 +15,7 @@ import { posix, win32 } from "node:path";
  *
  * @example
  * ```ts
- * import type { PathEnv } from "@readcache/core";
+ * import type { PathEnv } from "@readcache/core/rules";
  * const env: PathEnv = { cwd: "/work", home: "/home/me", exists: (p) => p === "/work/a.ts" };
  * ```
  */
@@ -41,7 +41,7 @@ const RIGHT_SINGLE_QUOTE = "\u2019";
  *
  * @example
  * ```ts
- * import { expandReadPath } from "@readcache/core";
+ * import { expandReadPath } from "@readcache/core/rules";
  * expandReadPath("@~/notes.md", "/home/me"); // "/home/me/notes.md"
  * ```
  */
@@ -59,7 +59,7 @@ export function expandReadPath(input: string, home: string): string {
  *
  * @example
  * ```ts
- * import { resolveToCwd } from "@readcache/core";
+ * import { resolveToCwd } from "@readcache/core/rules";
  * resolveToCwd("src/a.ts", { cwd: "/w", home: "/h", exists: () => false }); // "/w/src/a.ts"
  * ```
  */
@@ -76,7 +76,7 @@ export function resolveToCwd(input: string, env: PathEnv): string {
  *
  * @example
  * ```ts
- * import { macosPathVariants } from "@readcache/core";
+ * import { macosPathVariants } from "@readcache/core/rules";
  * macosPathVariants("/s/Shot 1.2 PM.png"); // ["/s/Shot 1.2\u202FPM.png"]
  * ```
  */
@@ -95,7 +95,7 @@ export function macosPathVariants(resolved: string): string[] {
  *
  * @example
  * ```ts
- * import { resolveReadPath } from "@readcache/core";
+ * import { resolveReadPath } from "@readcache/core/rules";
  * const env = { cwd: "/w", home: "/h", exists: (p: string) => p === "/w/caf\u0065\u0301.txt" };
  * resolveReadPath("café.txt", env); // "/w/cafe\u0301.txt" (NFD variant exists)
  * ```

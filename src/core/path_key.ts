@@ -15,7 +15,7 @@
  *
  * @example
  * ```ts
- * import { canonicalPathKey } from "@readcache/core";
+ * import { canonicalPathKey } from "@readcache/core/rules";
  * const links: Record<string, string> = { "/w/link.ts": "/w/real.ts", "/w/real.ts": "/w/real.ts" };
  * canonicalPathKey("/w/link.ts", (p) => links[p]); // "/w/real.ts"
  * canonicalPathKey("/w/missing.ts", (p) => links[p]); // "/w/missing.ts"

@@ -16,7 +16,7 @@ import { type ScopeKey, scopeKeyFor } from "./scope.ts";
  *
  * @example
  * ```ts
- * import type { ReadRequest } from "@readcache/core";
+ * import type { ReadRequest } from "@readcache/core/rules";
  * const req: ReadRequest = { path: "src/app.ts:10-20" };
  * ```
  */
@@ -34,7 +34,7 @@ export interface ReadRequest {
  *
  * @example
  * ```ts
- * import type { ReadTarget } from "@readcache/core";
+ * import type { ReadTarget } from "@readcache/core/rules";
  * const t: ReadTarget = { displayPath: "a.ts", resolvedPath: "/w/a.ts", offset: 3, fromShorthand: true };
  * ```
  */
@@ -82,7 +82,7 @@ function parseLineNumber(part: string, suffix: string, path: string): number {
  *
  * @example
  * ```ts
- * import { parseRangeSuffix } from "@readcache/core";
+ * import { parseRangeSuffix } from "@readcache/core/rules";
  * parseRangeSuffix("10-20", "a.ts:10-20"); // { offset: 10, limit: 11 }
  * parseRangeSuffix("7", "a.ts:7"); // { offset: 7 }
  * ```
@@ -106,7 +106,7 @@ export function parseRangeSuffix(suffix: string, path: string): { offset: number
  *
  * @example
  * ```ts
- * import { validateLineArgs } from "@readcache/core";
+ * import { validateLineArgs } from "@readcache/core/rules";
  * validateLineArgs(5, 10); // ok
  * // validateLineArgs(0, undefined) throws: offset must be a positive integer
  * ```
@@ -137,7 +137,7 @@ export function validateLineArgs(offset: number | undefined, limit: number | und
  *
  * @example
  * ```ts
- * import { resolveReadTarget } from "@readcache/core";
+ * import { resolveReadTarget } from "@readcache/core/rules";
  * const env = { cwd: "/w", home: "/h", exists: (p: string) => p === "/w/a.ts" };
  * resolveReadTarget({ path: "a.ts:3-4" }, env);
  * // { displayPath: "a.ts", resolvedPath: "/w/a.ts", offset: 3, limit: 2, fromShorthand: true }
@@ -172,7 +172,7 @@ export function resolveReadTarget(req: ReadRequest, env: PathEnv): ReadTarget {
  *
  * @example
  * ```ts
- * import type { NormalizedRange } from "@readcache/core";
+ * import type { NormalizedRange } from "@readcache/core/rules";
  * const r: NormalizedRange = { start: 1, end: 3, totalLines: 3, scopeKey: "full" };
  * ```
  */
@@ -193,7 +193,7 @@ export interface NormalizedRange {
  *
  * @example
  * ```ts
- * import { countLines } from "@readcache/core";
+ * import { countLines } from "@readcache/core/rules";
  * countLines("a\nb\n"); // 3
  * ```
  */
@@ -212,7 +212,7 @@ export function countLines(text: string): number {
  *
  * @example
  * ```ts
- * import { normalizeRange } from "@readcache/core";
+ * import { normalizeRange } from "@readcache/core/rules";
  * normalizeRange(2, 100, 10); // { start: 2, end: 10, totalLines: 10, scopeKey: "r:2:10" }
  * ```
  */

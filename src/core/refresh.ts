@@ -33,7 +33,7 @@ function unquote(s: string): string {
  *
  * @example
  * ```ts
- * import { parseRefreshArgs } from "@readcache/core";
+ * import { parseRefreshArgs } from "@readcache/core/rules";
  * parseRefreshArgs("src/app.ts 10-20"); // { path: "src/app.ts", offset: 10, limit: 11 }
  * parseRefreshArgs("'my notes.md'"); // { path: "my notes.md" }
  * ```
@@ -61,7 +61,7 @@ export function parseRefreshArgs(args: string): ReadRequest {
  *
  * @example
  * ```ts
- * import { invalidationScope } from "@readcache/core";
+ * import { invalidationScope } from "@readcache/core/rules";
  * invalidationScope(5, 3, 40); // "r:5:7"
  * invalidationScope(undefined, undefined, undefined); // "full"
  * ```
@@ -86,7 +86,7 @@ export function invalidationScope(
  *
  * @example
  * ```ts
- * import { invalidationRecord } from "@readcache/core";
+ * import { invalidationRecord } from "@readcache/core/rules";
  * invalidationRecord("/w/a.ts", "full", 1_700_000_000_000);
  * // { v: 1, kind: "invalidate", pathKey: "/w/a.ts", scopeKey: "full", at: 1700000000000 }
  * ```

@@ -172,7 +172,7 @@ export interface FileChange {
  *
  * @example
  * ```ts
- * import type { ReplayBoundary } from "@readcache/core";
+ * import type { ReplayBoundary } from "@readcache/core/replay";
  * const b: ReplayBoundary = { startIndex: 0, compactionId: null };
  * ```
  */
@@ -189,7 +189,7 @@ export interface ReplayBoundary {
  *
  * @example
  * ```ts
- * import { findReplayBoundary } from "@readcache/core";
+ * import { findReplayBoundary } from "@readcache/core/replay";
  * findReplayBoundary([
  *   { id: "a", parentId: null, kind: "other" },
  *   { id: "c", parentId: "a", kind: "compaction", firstKeptEntryId: "a" },
@@ -211,7 +211,7 @@ export function findReplayBoundary(branch: readonly ReplayEntry[]): ReplayBounda
  *
  * @example
  * ```ts
- * import { activeBranch } from "@readcache/core";
+ * import { activeBranch } from "@readcache/core/replay";
  * const entries = [
  *   { id: "a", parentId: null, kind: "other" as const },
  *   { id: "b", parentId: "a", kind: "other" as const },
@@ -248,7 +248,7 @@ function zeroCounts(): ModeCounts {
  *
  * @example
  * ```ts
- * import { replayBranch } from "@readcache/core";
+ * import { replayBranch } from "@readcache/core/replay";
  * const s = replayBranch([]);
  * s.seq; // 0
  * ```
@@ -281,7 +281,7 @@ export interface ReplaySnapshot {
  *
  * @example
  * ```ts
- * import { metaMatchesCall } from "@readcache/core";
+ * import { metaMatchesCall } from "@readcache/core/replay";
  * const meta = { v: 1, pathKey: "/w/a", scopeKey: "r:5:7", servedHash: "h", mode: "full",
  *   totalLines: 40, rangeStart: 5, rangeEnd: 7, bytes: 3 } as const;
  * metaMatchesCall(meta, { name: "/w/a", pathKey: "/w/a", offset: 5, limit: 3 }); // true
@@ -453,7 +453,7 @@ interface Group {
  *
  * @example
  * ```ts
- * import { ReplayCursor } from "@readcache/core";
+ * import { ReplayCursor } from "@readcache/core/replay";
  * const cursor = new ReplayCursor();
  * cursor.advance([{ id: "a", parentId: null, kind: "other" }]);
  * cursor.advance([{ id: "a", parentId: null, kind: "other" }, { id: "b", parentId: "a", kind: "other" }]);
@@ -929,7 +929,7 @@ export function applyEditEvent(
  *
  * @example
  * ```ts
- * import { requestKey } from "@readcache/core";
+ * import { requestKey } from "@readcache/core/replay";
  * requestKey("/w/a.ts", 5, 10); // "5:10:/w/a.ts"
  * ```
  */
@@ -966,7 +966,7 @@ export function applyInvalidationEvent(
  *
  * @example
  * ```ts
- * import { replayBranch } from "@readcache/core";
+ * import { replayBranch } from "@readcache/core/replay";
  * const s = replayBranch([{ id: "r1", parentId: null, kind: "read", meta: { v: 1, pathKey: "/a",
  *   scopeKey: "full", servedHash: "h", mode: "full", totalLines: 1, rangeStart: 1, rangeEnd: 1, bytes: 1 } }]);
  * s.trust["/a"].full; // { hash: "h", seq: 1 }

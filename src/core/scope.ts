@@ -15,7 +15,7 @@ export const FULL_SCOPE = "full" as const;
  *
  * @example
  * ```ts
- * import type { ScopeKey } from "@readcache/core";
+ * import type { ScopeKey } from "@readcache/core/rules";
  * const a: ScopeKey = "full";
  * const b: ScopeKey = "r:10:20";
  * ```
@@ -38,7 +38,7 @@ const RANGE_SCOPE = /^r:([1-9][0-9]*):([1-9][0-9]*)$/;
  *
  * @example
  * ```ts
- * import { scopeKeyFor } from "@readcache/core";
+ * import { scopeKeyFor } from "@readcache/core/rules";
  * scopeKeyFor(1, 10, 10); // "full"
  * scopeKeyFor(2, 10, 10); // "r:2:10"
  * ```
@@ -54,7 +54,7 @@ export function scopeKeyFor(start: number, end: number, totalLines: number): Sco
  *
  * @example
  * ```ts
- * import { parseScopeKey } from "@readcache/core";
+ * import { parseScopeKey } from "@readcache/core/rules";
  * parseScopeKey("r:3:7"); // { start: 3, end: 7 }
  * parseScopeKey("r:7:3"); // undefined
  * ```
@@ -74,7 +74,7 @@ export function parseScopeKey(key: string): typeof FULL_SCOPE | LineRange | unde
  *
  * @example
  * ```ts
- * import { isScopeKey } from "@readcache/core";
+ * import { isScopeKey } from "@readcache/core/rules";
  * isScopeKey("r:1:2"); // true
  * isScopeKey("r:0:2"); // false
  * ```

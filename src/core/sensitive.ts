@@ -87,7 +87,7 @@ function toRegExp(pattern: string): RegExp {
  *
  * @example
  * ```ts
- * import { isSensitivePath } from "@readcache/core";
+ * import { isSensitivePath } from "@readcache/core/rules";
  * isSensitivePath("/w/.env.local"); // true
  * isSensitivePath("/home/me/.ssh/config"); // true
  * isSensitivePath("/w/src/env.ts"); // false

@@ -32,7 +32,7 @@ export const BYTES_PER_TOKEN = 4;
  *
  * @example
  * ```ts
- * import { branchStatus } from "@readcache/core";
+ * import { branchStatus } from "@readcache/core/rules";
  * const s = branchStatus([]);
  * s.files.length; // 0
  * ```
@@ -66,7 +66,7 @@ export interface BranchStatus {
  *
  * @example
  * ```ts
- * import { branchStatus } from "@readcache/core";
+ * import { branchStatus } from "@readcache/core/rules";
  * const meta = { v: 1, pathKey: "/a", scopeKey: "full", servedHash: "h", mode: "full",
  *   totalLines: 10, rangeStart: 1, rangeEnd: 10, bytes: 400 };
  * const s = branchStatus([
@@ -114,7 +114,7 @@ export function branchStatus(
  *
  * @example
  * ```ts
- * import { branchStatus, formatBranchStatus } from "@readcache/core";
+ * import { branchStatus, formatBranchStatus } from "@readcache/core/rules";
  * console.log(formatBranchStatus(branchStatus([]), { objects: 0, bytes: 0 }));
  * ```
  */
@@ -161,7 +161,7 @@ export function formatBranchStatus(status: BranchStatus, store: StoreStats | str
  *
  * @example
  * ```ts
- * import { PlainReadEstimate } from "@readcache/core";
+ * import { PlainReadEstimate } from "@readcache/core/rules";
  * const est = new PlainReadEstimate();
  * const meta = { v: 1, pathKey: "/a", scopeKey: "full", servedHash: "h", mode: "full",
  *   totalLines: 10, rangeStart: 1, rangeEnd: 10, bytes: 400 } as const;
@@ -189,7 +189,7 @@ export class PlainReadEstimate {
  *
  * @example
  * ```ts
- * import { tallyReads } from "@readcache/core";
+ * import { tallyReads } from "@readcache/core/rules";
  * const t = tallyReads([]);
  * t.reads; // 0
  * ```
@@ -216,7 +216,7 @@ export interface ReadTally {
  *
  * @example
  * ```ts
- * import { tallyReads } from "@readcache/core";
+ * import { tallyReads } from "@readcache/core/rules";
  * const meta = { v: 1, pathKey: "/a", scopeKey: "full", servedHash: "h", mode: "full",
  *   totalLines: 10, rangeStart: 1, rangeEnd: 10, bytes: 400 };
  * const t = tallyReads([
@@ -261,7 +261,7 @@ export function tallyReads(entries: readonly ReplayEntry[]): ReadTally {
  *
  * @example
  * ```ts
- * import type { HeldPart } from "@readcache/core";
+ * import type { HeldPart } from "@readcache/core/rules";
  * const part: HeldPart = { pathKey: "/w/src/app.ts", scope: "r:50:60", start: 50, end: 60, totalLines: 200 };
  * ```
  */
@@ -285,7 +285,7 @@ export interface HeldPart {
  *
  * @example
  * ```ts
- * import { heldParts } from "@readcache/core";
+ * import { heldParts } from "@readcache/core/rules";
  * const meta = { v: 1, pathKey: "/w/a", scopeKey: "full", servedHash: "h", mode: "full",
  *   totalLines: 10, rangeStart: 1, rangeEnd: 10, bytes: 40 };
  * heldParts([{ id: "r1", parentId: null, kind: "read", meta }]);
@@ -341,7 +341,7 @@ export function heldParts(branch: readonly ReplayEntry[]): HeldPart[] {
  *
  * @example
  * ```ts
- * import type { NextRead } from "@readcache/core";
+ * import type { NextRead } from "@readcache/core/rules";
  * const next: NextRead = { mode: "unchanged", reason: "hash_match", bytes: 32, plainBytes: 1666 };
  * ```
  */
@@ -365,7 +365,7 @@ export interface NextRead {
  *
  * @example
  * ```ts
- * import { formatStatusReport, type StatusReport, tallyReads } from "@readcache/core";
+ * import { formatStatusReport, type StatusReport, tallyReads } from "@readcache/core/rules";
  * const report: StatusReport = { cwd: "/w", branchEntries: 0, compactions: 0, held: [],
  *   branch: tallyReads([]), store: { path: "/w/.pi/readcache", objects: 0, bytes: 0 } };
  * formatStatusReport(report);
@@ -398,7 +398,7 @@ export interface StatusReport {
  *
  * @example
  * ```ts
- * import type { TextStyle } from "@readcache/core";
+ * import type { TextStyle } from "@readcache/core/rules";
  * const loud: TextStyle = { heading: (s) => s.toUpperCase(), good: (s) => s, warn: (s) => s,
  *   bad: (s) => s, dim: (s) => s };
  * ```
@@ -432,7 +432,7 @@ export const PLAIN_STYLE: TextStyle = Object.freeze({
  *
  * @example
  * ```ts
- * import { bytesInWords } from "@readcache/core";
+ * import { bytesInWords } from "@readcache/core/rules";
  * bytesInWords(1666); // "1.6 KB"
  * ```
  */
@@ -447,7 +447,7 @@ export function bytesInWords(bytes: number): string {
  *
  * @example
  * ```ts
- * import { shownPath } from "@readcache/core";
+ * import { shownPath } from "@readcache/core/rules";
  * shownPath("/w/src/app.ts", "/w"); // "src/app.ts"
  * shownPath("/etc/hosts", "/w"); // "/etc/hosts"
  * ```
@@ -462,7 +462,7 @@ export function shownPath(pathKey: string, cwd: string): string {
  *
  * @example
  * ```ts
- * import { describeHeld } from "@readcache/core";
+ * import { describeHeld } from "@readcache/core/rules";
  * describeHeld("src/b.ts", { scope: "full", start: 1, end: 120, totalLines: 120 });
  * // "the whole of src/b.ts (120 lines)"
  * describeHeld("src/app.ts", { scope: "r:50:60", start: 50, end: 60, totalLines: 200 });
@@ -510,7 +510,7 @@ const PLAIN_BECAUSE: Record<string, string> = {
  *
  * @example
  * ```ts
- * import { describeNextRead } from "@readcache/core";
+ * import { describeNextRead } from "@readcache/core/rules";
  * describeNextRead({ mode: "unchanged", reason: "hash_match", bytes: 32, plainBytes: 1666 });
  * // 'a short "unchanged" note (32 bytes instead of 1.6 KB)'
  * ```
@@ -557,7 +557,7 @@ export const MODE_WORDS: Readonly<Record<ReadMode, string>> = Object.freeze({
  *
  * @example
  * ```ts
- * import { describeReads, tallyReads } from "@readcache/core";
+ * import { describeReads, tallyReads } from "@readcache/core/rules";
  * describeReads(tallyReads([])); // "no reads"
  * ```
  */
@@ -575,7 +575,7 @@ export function describeReads(t: ReadTally): string {
  *
  * @example
  * ```ts
- * import { describeSavings, tallyReads } from "@readcache/core";
+ * import { describeSavings, tallyReads } from "@readcache/core/rules";
  * describeSavings(tallyReads([])); // "nothing sent through the read cache"
  * ```
  */
@@ -595,7 +595,7 @@ export function describeSavings(t: ReadTally): string {
  *
  * @example
  * ```ts
- * import { formatStatusReport, tallyReads } from "@readcache/core";
+ * import { formatStatusReport, tallyReads } from "@readcache/core/rules";
  * const text = formatStatusReport({ cwd: "/w", branchEntries: 3, compactions: 0,
  *   held: [{ pathKey: "/w/a.ts", scope: "full", start: 1, end: 9, totalLines: 9 }],
  *   branch: tallyReads([]), store: { path: "/w/.pi/readcache", objects: 1, bytes: 90 } });
@@ -667,7 +667,7 @@ export function formatStatusReport(r: StatusReport, style: TextStyle = PLAIN_STY
  *
  * @example
  * ```ts
- * import { describeStoreProblem } from "@readcache/core";
+ * import { describeStoreProblem } from "@readcache/core/rules";
  * describeStoreProblem({ path: "/w/.pi", what: "is a symbolic link", fix: "Remove the link." });
  * // ["  object store problem: /w/.pi is a symbolic link; reads are sent in full meanwhile.",
  * //  "  fix: Remove the link."]

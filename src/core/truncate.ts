@@ -21,7 +21,7 @@ export const DEFAULT_MAX_BYTES: number = 51200;
  *
  * @example
  * ```ts
- * import { truncateHead, type TruncationResult } from "@readcache/core";
+ * import { truncateHead, type TruncationResult } from "@readcache/core/rules";
  * const result: TruncationResult = truncateHead("a\nb\nc", { maxLines: 2 });
  * console.log(result.truncatedBy); // "lines"
  * ```
@@ -57,7 +57,7 @@ export interface TruncationResult {
  *
  * @example
  * ```ts
- * import type { TruncationOptions } from "@readcache/core";
+ * import type { TruncationOptions } from "@readcache/core/rules";
  * const options: TruncationOptions = { maxLines: 100, maxBytes: 4096 };
  * ```
  */
@@ -102,7 +102,7 @@ function utf8ByteLength(text: string): number {
  *
  * @example
  * ```ts
- * import { formatSize } from "@readcache/core";
+ * import { formatSize } from "@readcache/core/rules";
  * formatSize(512); // "512B"
  * formatSize(51200); // "50.0KB"
  * formatSize(1258291); // "1.2MB"
@@ -122,7 +122,7 @@ export function formatSize(bytes: number): string {
  *
  * @example
  * ```ts
- * import { truncateHead } from "@readcache/core";
+ * import { truncateHead } from "@readcache/core/rules";
  * const result = truncateHead("one\ntwo\nthree", { maxBytes: 7 });
  * console.log(result.content); // "one\ntwo"
  * console.log(result.truncatedBy); // "bytes"

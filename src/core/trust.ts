@@ -17,7 +17,7 @@ import { FULL_SCOPE, type ScopeKey } from "./scope.ts";
  *
  * @example
  * ```ts
- * import type { ScopeTrust } from "@readcache/core";
+ * import type { ScopeTrust } from "@readcache/core/rules";
  * const t: ScopeTrust = { hash: "ab".repeat(32), seq: 3 };
  * ```
  */
@@ -33,7 +33,7 @@ export interface ScopeTrust {
  *
  * @example
  * ```ts
- * import type { PathTrust } from "@readcache/core";
+ * import type { PathTrust } from "@readcache/core/rules";
  * const p: PathTrust = { full: { hash: "h1", seq: 1 }, ranges: { "r:2:4": { hash: "h0", seq: 0 } } };
  * ```
  */
@@ -50,7 +50,7 @@ export interface PathTrust {
  *
  * @example
  * ```ts
- * import type { TrustState } from "@readcache/core";
+ * import type { TrustState } from "@readcache/core/rules";
  * const s: TrustState = { "/w/a.ts": { full: { hash: "h", seq: 1 }, ranges: {} } };
  * ```
  */
@@ -64,7 +64,7 @@ export const EMPTY_TRUST: TrustState = Object.freeze({});
  *
  * @example
  * ```ts
- * import type { TransitionOutcome } from "@readcache/core";
+ * import type { TransitionOutcome } from "@readcache/core/rules";
  * const o: TransitionOutcome = "ignored";
  * ```
  */
@@ -90,7 +90,7 @@ function setScope(p: PathTrust | undefined, scope: ScopeKey, t: ScopeTrust): Pat
  *
  * @example
  * ```ts
- * import { pathTrustAfterWrite } from "@readcache/core";
+ * import { pathTrustAfterWrite } from "@readcache/core/rules";
  * pathTrustAfterWrite(undefined, "h", 3); // { full: { hash: "h", seq: 3 }, ranges: {} }
  * ```
  */
@@ -111,7 +111,7 @@ export function pathTrustAfterWrite(
  *
  * @example
  * ```ts
- * import { pathTrustAfterRead } from "@readcache/core";
+ * import { pathTrustAfterRead } from "@readcache/core/rules";
  * const meta = { v: 1, pathKey: "/a", scopeKey: "full", servedHash: "h", baseHash: "h",
  *   mode: "unchanged", totalLines: 1, rangeStart: 1, rangeEnd: 1, bytes: 0 } as const;
  * pathTrustAfterRead(undefined, meta, 1).outcome; // "ignored": no anchor yet
@@ -166,7 +166,7 @@ export function pathTrustAfterRead(
  *
  * @example
  * ```ts
- * import { pathTrustAfterInvalidation } from "@readcache/core";
+ * import { pathTrustAfterInvalidation } from "@readcache/core/rules";
  * const p = { full: { hash: "h", seq: 1 }, ranges: { "r:1:2": { hash: "h", seq: 2 } } };
  * pathTrustAfterInvalidation(p, "r:1:2"); // { full: { hash: "h", seq: 1 }, ranges: {} }
  * ```
@@ -197,7 +197,7 @@ function withPath(state: TrustState, pathKey: string, p: PathTrust | undefined):
  *
  * @example
  * ```ts
- * import { applyReadMeta, EMPTY_TRUST } from "@readcache/core";
+ * import { applyReadMeta, EMPTY_TRUST } from "@readcache/core/rules";
  * const s = applyReadMeta(EMPTY_TRUST, { v: 1, pathKey: "/a", scopeKey: "full", servedHash: "h",
  *   mode: "full", totalLines: 1, rangeStart: 1, rangeEnd: 1, bytes: 1 }, 1);
  * s["/a"].full; // { hash: "h", seq: 1 }
@@ -212,7 +212,7 @@ export function applyReadMeta(state: TrustState, meta: ReadCacheMetaV1, seq: num
  *
  * @example
  * ```ts
- * import { applyInvalidation } from "@readcache/core";
+ * import { applyInvalidation } from "@readcache/core/rules";
  * const s = { "/a": { full: { hash: "h", seq: 1 }, ranges: {} } };
  * applyInvalidation(s, { v: 1, kind: "invalidate", pathKey: "/a", scopeKey: "full", at: 1 }); // {}
  * ```
@@ -228,7 +228,7 @@ export function applyInvalidation(state: TrustState, inv: ReadCacheInvalidationV
  *
  * @example
  * ```ts
- * import { selectBase } from "@readcache/core";
+ * import { selectBase } from "@readcache/core/rules";
  * const p = { full: { hash: "new", seq: 5 }, ranges: { "r:2:3": { hash: "old", seq: 2 } } };
  * selectBase(p, "r:2:3"); // { hash: "new", seq: 5 }
  * ```

@@ -29,7 +29,7 @@ export const TO_END: number = Number.MAX_SAFE_INTEGER;
  *
  * @example
  * ```ts
- * import { type LineView, TO_END } from "@readcache/core";
+ * import { type LineView, TO_END } from "@readcache/core/rules";
  * const whole: LineView = { seq: 1, start: 1, end: TO_END, hash: "ab".repeat(32) };
  * const unknown: LineView = { seq: 1.5, start: 5, end: 7, hash: null };
  * ```
@@ -56,7 +56,7 @@ export interface LineView {
  *
  * @example
  * ```ts
- * import { viewLinesOf } from "@readcache/core";
+ * import { viewLinesOf } from "@readcache/core/rules";
  * viewLinesOf({ scopeKey: "r:5:9", rangeStart: 5, rangeEnd: 9, totalLines: 20, mode: "full",
  *   servedHash: "h" }); // { start: 5, end: 9 }
  * ```
@@ -79,7 +79,7 @@ export function viewLinesOf(
  *
  * @example
  * ```ts
- * import { addView, TO_END } from "@readcache/core";
+ * import { addView, TO_END } from "@readcache/core/rules";
  * const v = addView([{ seq: 1, start: 3, end: 4, hash: "a" }], { seq: 2, start: 1, end: TO_END, hash: "b" });
  * v.length; // 1
  * ```
@@ -123,7 +123,7 @@ function overlaps(parts: Interval[], start: number, end: number): Interval[] {
  *
  * @example
  * ```ts
- * import type { ViewQuery } from "@readcache/core";
+ * import type { ViewQuery } from "@readcache/core/rules";
  * const q: ViewQuery = { base: { hash: "h", seq: 2 }, start: 1, end: 10, keyViews: [], nameViews: [] };
  * ```
  */
@@ -184,7 +184,7 @@ function walk(q: ViewQuery): { pieces: Piece[]; uncoveredName: Interval[] } {
  *
  * @example
  * ```ts
- * import { newestViewNeeds, TO_END } from "@readcache/core";
+ * import { newestViewNeeds, TO_END } from "@readcache/core/rules";
  * newestViewNeeds({ base: { hash: "a", seq: 1 }, start: 1, end: TO_END,
  *   keyViews: [{ seq: 1, start: 1, end: TO_END, hash: "a" }, { seq: 2, start: 1, end: 4, hash: "b" }],
  *   nameViews: [] }); // ["b"]
@@ -223,7 +223,7 @@ function sameLines(
  *
  * @example
  * ```ts
- * import { newestViewConflict, TO_END } from "@readcache/core";
+ * import { newestViewConflict, TO_END } from "@readcache/core/rules";
  * const views = [{ seq: 1, start: 1, end: TO_END, hash: "A" }, { seq: 2, start: 1, end: 2, hash: "B" }];
  * const text: Record<string, string[]> = { A: ["x", "y", "z"], B: ["x", "Y"] };
  * newestViewConflict(
@@ -262,7 +262,7 @@ export function newestViewConflict(
  *
  * @example
  * ```ts
- * import { TO_END, viewsHoldBase } from "@readcache/core";
+ * import { TO_END, viewsHoldBase } from "@readcache/core/rules";
  * const seen = [{ seq: 1, start: 1, end: TO_END, hash: "A" }];
  * viewsHoldBase({ base: { hash: "A", seq: 1 }, start: 1, end: TO_END, keyViews: seen, nameViews: seen }); // true
  * viewsHoldBase({ base: { hash: "A", seq: 1 }, start: 1, end: TO_END, keyViews: seen, nameViews: [] }); // false
@@ -284,7 +284,7 @@ export function viewsHoldBase(q: ViewQuery): boolean {
  *
  * @example
  * ```ts
- * import { viewsCoverWith } from "@readcache/core";
+ * import { viewsCoverWith } from "@readcache/core/rules";
  * const seen = [{ seq: 1, start: 1, end: 100, hash: "A" }, { seq: 2, start: 101, end: 200, hash: "A" }];
  * viewsCoverWith("A", 50, 150, seen, seen); // true
  * viewsCoverWith("A", 50, 250, seen, seen); // false
@@ -318,7 +318,7 @@ export function viewsCoverWith(
  *
  * @example
  * ```ts
- * import { linesHeldWith, TO_END } from "@readcache/core";
+ * import { linesHeldWith, TO_END } from "@readcache/core/rules";
  * const views = [{ seq: 1, start: 1, end: TO_END, hash: "A" }, { seq: 2, start: 4, end: 6, hash: "B" }];
  * linesHeldWith("A", views, views); // [[1, 3], [7, TO_END]]
  * ```

@@ -101,7 +101,7 @@ export function detectImageMimeType(bytes: Uint8Array): string | undefined {
  *
  * @example
  * ```ts
- * import { realpathOrUndefined } from "@readcache/core";
+ * import { realpathOrUndefined } from "@readcache/core/service";
  * realpathOrUndefined("/definitely/not/here"); // undefined
  * ```
  */
@@ -121,7 +121,7 @@ export function realpathOrUndefined(p: string): string | undefined {
  *
  * @example
  * ```ts
- * import { pathKeyOnDisk } from "@readcache/core";
+ * import { pathKeyOnDisk } from "@readcache/core/service";
  * pathKeyOnDisk("/definitely/not/here"); // "/definitely/not/here"
  * ```
  */
@@ -216,7 +216,7 @@ export function isInsideProject(pathKey: string, cwd: string): boolean {
  *
  * @example
  * ```ts
- * import { locateRead } from "@readcache/core";
+ * import { locateRead } from "@readcache/core/service";
  * locateRead({ path: "/tmp/x.txt" }, { cwd: "/", home: "/root" }).target.resolvedPath; // "/tmp/x.txt"
  * ```
  */
@@ -242,7 +242,7 @@ export function locateRead(
  *
  * @example
  * ```ts
- * import { resolveCall } from "@readcache/core";
+ * import { resolveCall } from "@readcache/core/service";
  * resolveCall({ path: "/tmp/x.txt", offset: 2 }, { cwd: "/", home: "/root" });
  * // { name: "/tmp/x.txt", pathKey: "/tmp/x.txt", offset: 2 }
  * ```
@@ -275,7 +275,7 @@ export function resolveCall(
  *
  * @example
  * ```ts
- * import { resolveWriteCall } from "@readcache/core";
+ * import { resolveWriteCall } from "@readcache/core/service";
  * resolveWriteCall({ path: "/tmp/new.txt", content: "hi\n" }, { cwd: "/", home: "/root" })?.call;
  * // { name: "/tmp/new.txt", pathKey: "/tmp/new.txt" }
  * ```
@@ -300,7 +300,7 @@ export function resolveWriteCall(
  *
  * @example
  * ```ts
- * import { resolveWriteTarget } from "@readcache/core";
+ * import { resolveWriteTarget } from "@readcache/core/service";
  * resolveWriteTarget({ path: "/tmp/a.txt" }, { cwd: "/", home: "/root" });
  * // { name: "/tmp/a.txt", pathKey: "/tmp/a.txt" }
  * ```
@@ -324,7 +324,7 @@ export function resolveWriteTarget(
  *
  * @example
  * ```ts
- * import { callResolvers } from "@readcache/core";
+ * import { callResolvers } from "@readcache/core/service";
  * callResolvers({ cwd: "/", home: "/root" }).target({ path: "/tmp/a.txt" });
  * // { name: "/tmp/a.txt", pathKey: "/tmp/a.txt" }
  * ```
@@ -351,7 +351,7 @@ export function callResolvers(deps: Pick<ReadServiceDeps, "cwd" | "home">): {
  *
  * @example
  * ```ts
- * import { writeInFlight } from "@readcache/core";
+ * import { writeInFlight } from "@readcache/core/service";
  * writeInFlight({ name: "/w/a", pathKey: "/w/a" }, [{ name: "/w/a", pathKey: "/w/a" }]); // true
  * ```
  */

@@ -365,7 +365,7 @@ interface Check {
  * @example
  * ```ts
  * import { FsObjectStore } from "@readcache/core/fs";
- * import { sha256Hex } from "@readcache/core";
+ * import { sha256Hex } from "@readcache/core/rules";
  * import { mkdtemp, rm } from "node:fs/promises";
  * import { tmpdir } from "node:os";
  * import { join } from "node:path";
@@ -506,7 +506,7 @@ export class FsObjectStore implements ObjectStore {
    * @example
    * ```ts
    * import { FsObjectStore } from "@readcache/core/fs";
-   * import { sha256Hex } from "@readcache/core";
+   * import { sha256Hex } from "@readcache/core/rules";
    * FsObjectStore.forCwd("/w").objectPath(sha256Hex("abc"));
    * // "/w/.pi/readcache/objects/sha256-ba7816bf...15ad.txt"
    * ```
@@ -531,7 +531,7 @@ export class FsObjectStore implements ObjectStore {
    * @example
    * ```ts
    * import { FsObjectStore } from "@readcache/core/fs";
-   * import { sha256Hex } from "@readcache/core";
+   * import { sha256Hex } from "@readcache/core/rules";
    * import { mkdtemp, rm } from "node:fs/promises";
    * import { tmpdir } from "node:os";
    * import { join } from "node:path";
@@ -622,7 +622,7 @@ export class FsObjectStore implements ObjectStore {
    * @example
    * ```ts
    * import { FsObjectStore } from "@readcache/core/fs";
-   * import { sha256Hex } from "@readcache/core";
+   * import { sha256Hex } from "@readcache/core/rules";
    * await FsObjectStore.forCwd("/nonexistent").has(sha256Hex("x")); // false
    * ```
    */
@@ -641,7 +641,7 @@ export class FsObjectStore implements ObjectStore {
    * @example
    * ```ts
    * import { FsObjectStore } from "@readcache/core/fs";
-   * import { sha256Hex } from "@readcache/core";
+   * import { sha256Hex } from "@readcache/core/rules";
    * await FsObjectStore.forCwd("/nonexistent").get(sha256Hex("x")); // undefined
    * ```
    */

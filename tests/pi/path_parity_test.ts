@@ -12,7 +12,7 @@ import {
 } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
-import { canonicalPathKey, resolveReadPath } from "../../mod.ts";
+import { canonicalPathKey, resolveReadPath } from "../../rules.ts";
 // pi does not export its path utils from the package entry; load the file.
 import * as pi from "../../node_modules/@mariozechner/pi-coding-agent/dist/core/tools/path-utils.js";
 
