@@ -205,6 +205,21 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     replace: "          !isContentHash(e.hash) || this.#otherChangeInTurn(e.callId, e.call)",
   },
   {
+    name: "write-after-plain-read-taken",
+    rule: "SPEC §5.8: any read result of the file earlier in the turn, with or without metadata",
+    file: "src/core/replay.ts",
+    find: "      if (e.kind !== \"read\") continue;",
+    replace: "      if (e.kind !== \"read\" || e.meta === undefined) continue;",
+  },
+  {
+    name: "malformed-write-hash-ignored",
+    rule: "SPEC §5.8: a write event whose hash is not a content hash makes the file unknown",
+    file: "src/core/replay.ts",
+    find: "        if (\n          !isContentHash(e.hash) || this.#readInTurn(branch, i, e.call) ||",
+    replace:
+      "        if (!isContentHash(e.hash)) continue;\n        if (\n          this.#readInTurn(branch, i, e.call) ||",
+  },
+  {
     name: "write-of-lone-surrogate-is-proof",
     rule: "SPEC §5.8: content that is not well-formed Unicode is not proof",
     file: "src/shell/read_service.ts",
