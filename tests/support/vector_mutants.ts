@@ -208,14 +208,15 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     name: "write-after-plain-read-taken",
     rule: "SPEC §5.8: any read result of the file earlier in the turn, with or without metadata",
     file: "src/core/replay.ts",
-    find: "      if (e.kind !== \"read\") continue;",
-    replace: "      if (e.kind !== \"read\" || e.meta === undefined) continue;",
+    find: '      if (e.kind !== "read") continue;',
+    replace: '      if (e.kind !== "read" || e.meta === undefined) continue;',
   },
   {
     name: "malformed-write-hash-ignored",
     rule: "SPEC §5.8: a write event whose hash is not a content hash makes the file unknown",
     file: "src/core/replay.ts",
-    find: "        if (\n          !isContentHash(e.hash) || this.#readInTurn(branch, i, e.call) ||",
+    find:
+      "        if (\n          !isContentHash(e.hash) || this.#readInTurn(branch, i, e.call) ||",
     replace:
       "        if (!isContentHash(e.hash)) continue;\n        if (\n          this.#readInTurn(branch, i, e.call) ||",
   },

@@ -1,0 +1,318 @@
+// `deno task bench:real [--per-read] [--no-bash-files] [DIR...]`: bytes the read cache serves on
+// REAL pi sessions, against pi's plain read and against the ideal (the fewest bytes an answer can
+// have that tells the model nothing false), with every cached answer checked against the model's
+// context.
+//
+// Each DIR is a session folder in the layout of ../shared/realworld/README.md (session.jsonl,
+// manifest.json, files/); default: every ../shared/realworld/*/* folder that has both files. The
+// session's own tool calls are replayed in order through the pi extension on pi's real
+// SessionManager (bench/pi/real_replay.ts); the ideal and the safety check use only the model's
+// context (bench/pi/real_model.ts), not the cache's code. Deterministic: no timing, no paths of
+// this machine in the output. Definitions and figures: bench/README.md, "Real sessions".
+import { existsSync, readdirSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  GAP_KINDS,
+  type ReadRecord,
+  type ReplayOptions,
+  replaySession,
+  type SessionReplay,
+} from "./real_replay.ts";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+/** The default session folders: ../shared/realworld/<source>/<session>, sorted. */
+export function defaultSessionDirs(): string[] {
+  const base = resolve(ROOT, "../shared/realworld");
+  if (!existsSync(base)) return [];
+  const out: string[] = [];
+  for (const source of readdirSync(base, { withFileTypes: true })) {
+    if (!source.isDirectory()) continue;
+    for (const s of readdirSync(join(base, source.name), { withFileTypes: true })) {
+      const dir = join(base, source.name, s.name);
+      if (
+        s.isDirectory() && existsSync(join(dir, "session.jsonl")) &&
+        existsSync(join(dir, "manifest.json"))
+      ) out.push(dir);
+    }
+  }
+  return out.sort();
+}
+
+/** Renders rows as a Markdown table with padded columns (numbers right-aligned). */
+function table(head: string[], rows: string[][]): string {
+  const widths = head.map((h, i) => Math.max(3, h.length, ...rows.map((r) => r[i].length)));
+  const numeric = head.map((_, i) => rows.every((r) => /^-?[\d.,%() ]*$/.test(r[i])));
+  const cell = (s: string, i: number) => numeric[i] ? s.padStart(widths[i]) : s.padEnd(widths[i]);
+  const line = (r: string[]) => `| ${r.map(cell).join(" | ")} |`;
+  const rule = `| ${
+    widths.map((w, i) => numeric[i] ? "-".repeat(w - 1) + ":" : "-".repeat(w)).join(" | ")
+  } |`;
+  return [line(head), rule, ...rows.map(line)].join("\n");
+}
+
+const pct = (a: number, b: number) => b === 0 ? "-" : `${(100 * a / b).toFixed(1)}%`;
+
+interface Totals {
+  reads: number;
+  resynced: number;
+  plain: number;
+  served: number;
+  ideal: number;
+}
+
+function totals(reads: readonly ReadRecord[]): Totals {
+  const t = { reads: reads.length, resynced: 0, plain: 0, served: 0, ideal: 0 };
+  for (const r of reads) {
+    if (r.truth === "resynced") t.resynced++;
+    t.plain += r.plain;
+    t.served += r.served;
+    t.ideal += r.ideal;
+  }
+  return t;
+}
+
+const MODES = ["full", "baseline_fallback", "unchanged", "unchanged_range", "diff"] as const;
+
+/** The report for replayed sessions. */
+export function report(sessions: readonly SessionReplay[]): string {
+  const all = sessions.flatMap((s) => s.reads);
+  const out: string[] = [];
+  const row = (name: string, t: Totals) => [
+    name,
+    `${t.reads}`,
+    `${t.resynced}`,
+    `${t.plain}`,
+    `${t.served}`,
+    `${t.ideal}`,
+    pct(t.served, t.plain),
+    pct(t.plain - t.served, t.plain - t.ideal),
+  ];
+  out.push("Bytes per read: pi's plain read, the extension's answer, the ideal answer");
+  out.push("");
+  out.push(table(
+    [
+      "session",
+      "reads",
+      "resynced",
+      "plain bytes",
+      "served bytes",
+      "ideal bytes",
+      "served / plain",
+      "savings claimed",
+    ],
+    [
+      ...sessions.map((s) => row(s.name, totals(s.reads))),
+      ...(sessions.length > 1 ? [row("total", totals(all))] : []),
+    ],
+  ));
+  out.push("");
+  out.push(
+    "savings claimed = (plain - served) / (plain - ideal). Modes served (reads, bytes):",
+  );
+  out.push("");
+  const modeCell = (reads: readonly ReadRecord[], mode: string | null) => {
+    const rs = reads.filter((r) => r.mode === mode);
+    return rs.length === 0 ? "0" : `${rs.length} (${rs.reduce((a, r) => a + r.served, 0)})`;
+  };
+  const modeRow = (name: string, reads: readonly ReadRecord[]) => [
+    name,
+    ...MODES.map((m) => modeCell(reads, m)),
+    modeCell(reads, null),
+  ];
+  out.push(table(
+    ["session", ...MODES, "no metadata"],
+    [
+      ...sessions.map((s) => modeRow(s.name, s.reads)),
+      ...(sessions.length > 1 ? [modeRow("total", all)] : []),
+    ],
+  ));
+  out.push("");
+  out.push("Where the rest is: served - ideal bytes (reads), by the first kind that applies:");
+  out.push("");
+  const gapCell = (reads: readonly ReadRecord[], kind: string) => {
+    const rs = reads.filter((r) => r.gap === kind);
+    return rs.length === 0
+      ? "0"
+      : `${rs.reduce((a, r) => a + r.served - r.ideal, 0)} (${rs.length})`;
+  };
+  const below = (reads: readonly ReadRecord[]) => {
+    const rs = reads.filter((r) => r.served < r.ideal);
+    return rs.length === 0
+      ? "0"
+      : `${rs.reduce((a, r) => a + r.served - r.ideal, 0)} (${rs.length})`;
+  };
+  const gapCols = [...sessions.map((s) => s.reads), ...(sessions.length > 1 ? [all] : [])];
+  out.push(table(
+    ["kind", ...sessions.map((s) => s.name), ...(sessions.length > 1 ? ["total"] : [])],
+    [
+      ...GAP_KINDS.map((k) => [k, ...gapCols.map((rs) => gapCell(rs, k))]),
+      ["served below ideal", ...gapCols.map(below)],
+      [
+        "total gap",
+        ...gapCols.map((rs) => `${rs.reduce((a, r) => a + r.served - r.ideal, 0)}`),
+      ],
+    ],
+  ));
+  out.push("");
+  out.push("The replay: how the truth of each read was chosen, and the session's other calls:");
+  out.push("");
+  out.push(table(
+    [
+      "session",
+      "pi",
+      "reads exact",
+      "resynced",
+      "unresolved",
+      "manifest: exact / with resync",
+      "failed reads",
+      "failed only in the replay",
+    ],
+    sessions.map((s) => [
+      s.name,
+      s.generation,
+      `${s.reads.filter((r) => r.truth === "exact").length}`,
+      `${s.reads.filter((r) => r.truth === "resynced").length}`,
+      `${s.reads.filter((r) => r.truth === "unresolved").length}`,
+      `${s.manifest.exact ?? "-"} / ${s.manifest.exactWithResync ?? "-"}`,
+      `${s.counts.readErrors}`,
+      `${s.counts.replayFailures}`,
+    ]),
+  ));
+  out.push("");
+  out.push(table(
+    [
+      "session",
+      "edits",
+      "followed by the cache",
+      "not applied",
+      "unlike pi 0.73",
+      "failed edits",
+      "writes",
+      "without a result",
+      "bash cp/mv/rm",
+      "compactions",
+    ],
+    sessions.map((s) => [
+      s.name,
+      `${s.counts.edits}`,
+      `${s.counts.editsFollowed}`,
+      `${s.counts.editsNotApplied}`,
+      `${s.counts.editsUnlikePi}`,
+      `${s.counts.editsFailed}`,
+      `${s.counts.writes}`,
+      `${s.counts.unanswered}`,
+      `${s.counts.bashFileCommands}`,
+      `${s.counts.compactions}`,
+    ]),
+  ));
+  out.push("");
+  const sum = (f: (c: SessionReplay["counts"]) => number) =>
+    sessions.reduce((a, s) => a + f(s.counts), 0);
+  out.push(
+    `Checks: ${sum((c) => c.resyncNotExact)} resynced reads render other than shown, ` +
+      `${sum((c) => c.plainDiffers)} plain answers of the extension differ from pi's read.`,
+  );
+  const cached = all.filter((r) =>
+    r.mode !== null && ["unchanged", "unchanged_range", "diff"].includes(r.mode)
+  );
+  const bad = all.filter((r) => r.violation !== undefined);
+  for (const s of sessions) {
+    for (const r of s.reads) {
+      if (r.violation === undefined) continue;
+      out.push(
+        `VIOLATION ${s.name} entry ${r.entryIndex} ${r.path}` +
+          `${r.offset !== undefined ? ` offset=${r.offset}` : ""}` +
+          `${r.limit !== undefined ? ` limit=${r.limit}` : ""} (${r.mode}): ${r.violation}`,
+      );
+    }
+  }
+  const t = totals(all);
+  out.push(
+    `Safety: ${cached.length} cached answers checked against the model's context, ` +
+      `${bad.length} violations. Total: served ${pct(t.served, t.plain)} of plain, ideal ${
+        pct(t.ideal, t.plain)
+      }, ` +
+      `savings claimed ${pct(t.plain - t.served, t.plain - t.ideal)}.`,
+  );
+  return out.join("\n");
+}
+
+/** Replays the session folders and returns the results and the report. */
+export async function runRealBench(
+  dirs: readonly string[],
+  options: ReplayOptions = {},
+): Promise<{ sessions: SessionReplay[]; text: string }> {
+  const names = dirs.map((d) => basename(d));
+  const sessions: SessionReplay[] = [];
+  for (const [i, dir] of dirs.entries()) {
+    const clash = names.filter((n) => n === names[i]).length > 1;
+    const name = clash ? `${basename(dirname(dir))}/${names[i]}` : names[i];
+    sessions.push(await replaySession(dir, name, options));
+  }
+  return { sessions, text: report(sessions) };
+}
+
+function perRead(sessions: readonly SessionReplay[]): string {
+  const rows = sessions.flatMap((s) =>
+    s.reads.map((r) => [
+      s.name,
+      `${r.entryIndex}`,
+      `${r.path}${
+        r.offset !== undefined || r.limit !== undefined ? `:${r.offset ?? 1}+${r.limit ?? ""}` : ""
+      }`,
+      r.truth,
+      r.mode ?? "-",
+      `${r.plain}`,
+      `${r.served}`,
+      `${r.ideal}`,
+      `${r.holding.held}/${r.holding.stale}/${r.holding.unknown}`,
+      r.gap ?? "",
+    ])
+  );
+  return table(
+    [
+      "session",
+      "entry",
+      "read",
+      "truth",
+      "mode",
+      "plain",
+      "served",
+      "ideal",
+      "held/stale/unknown",
+      "gap",
+    ],
+    rows,
+  );
+}
+
+const USAGE = `usage: deno task bench:real [--per-read] [--no-bash-files] [DIR...]
+
+  DIR              a session folder (session.jsonl, manifest.json, files/; see
+                   ../shared/realworld/README.md); default: every ../shared/realworld/*/* folder
+  --per-read       also print one row per read
+  --no-bash-files  do not apply the plain cp/mv/rm of the session's bash calls to the rebuild
+                   (then "reads exact" equals the manifest's readsRebuiltExactlyWithResync)`;
+
+if (import.meta.main) {
+  const flags = new Set(["--per-read", "--no-bash-files"]);
+  const args = Deno.args.filter((a) => !flags.has(a));
+  if (args.some((a) => a.startsWith("-"))) {
+    console.error(USAGE);
+    Deno.exit(args.includes("--help") || args.includes("-h") ? 0 : 2);
+  }
+  const dirs = args.length > 0 ? args.map((a) => resolve(a)) : defaultSessionDirs();
+  if (dirs.length === 0) {
+    console.error("no session folders (give DIR, or put them under ../shared/realworld/*/*)");
+    Deno.exit(2);
+  }
+  const { sessions, text } = await runRealBench(dirs, {
+    bashFiles: !Deno.args.includes("--no-bash-files"),
+  });
+  if (Deno.args.includes("--per-read")) console.log(perRead(sessions) + "\n");
+  console.log(text);
+  // a violation is a finding: the run fails so that it is not missed
+  if (sessions.some((s) => s.reads.some((r) => r.violation !== undefined))) Deno.exit(1);
+}

@@ -1,0 +1,616 @@
+// Replays one recorded pi session for `deno task bench:real` (bench/pi/real.ts) through the pi
+// extension on pi's real SessionManager, with the test host that runs tools like pi's agent loop
+// (scripts/pi/pi_host.ts). Before each read the file on disk is set to the truth for that moment
+// (the rebuild, corrected by what the session's read showed), then pi's plain read, the
+// extension's answer and the ideal answer (bench/pi/real_model.ts) are measured on it.
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
+import {
+  createEditToolDefinition,
+  createReadToolDefinition,
+  createWriteToolDefinition,
+  SessionManager,
+} from "@mariozechner/pi-coding-agent";
+import {
+  createReadcacheExtension,
+  type PiContextLike,
+  type PiToolDefinition,
+  type PiToolResult,
+} from "../../src/adapters/pi/extension.ts";
+import { FakePiHost, ZERO_USAGE } from "../../scripts/pi/pi_host.ts";
+import { applyFileOps, fileOpsOf } from "./real_bash.ts";
+import {
+  applyOldEdit,
+  type Generation,
+  loadSessionDir,
+  renderOldRead,
+  replacementsOf,
+  resyncFromShown,
+  textOf,
+} from "./real_log.ts";
+import { checkCachedAnswer, type Holding, idealAnswer, ModelContext } from "./real_model.ts";
+
+/** Where the gap between served and ideal bytes of a read comes from (bench/README.md). */
+export const GAP_KINDS = [
+  "cached answer longer than ideal",
+  "held across an edit without a result",
+  "held across a failed edit",
+  "held across several edits in one message",
+  "held across an edit the cache did not follow",
+  "held across the model's own edit",
+  "held from the model's own write",
+  "held but changed",
+  "range partly held",
+  "held throughout, answered plain",
+] as const;
+
+/** One of {@linkcode GAP_KINDS}. */
+export type GapKind = typeof GAP_KINDS[number];
+
+/** How the truth of a read was chosen. */
+export type Truth = "exact" | "resynced" | "unresolved";
+
+/** One measured read. */
+export interface ReadRecord {
+  /** Index of the read's result in the log (the header is 0). */
+  entryIndex: number;
+  path: string;
+  offset?: number;
+  limit?: number;
+  truth: Truth;
+  /** The extension's mode (`null`: served without metadata). */
+  mode: string | null;
+  plain: number;
+  served: number;
+  ideal: number;
+  holding: Holding;
+  /** Set when served > ideal. */
+  gap?: GapKind;
+  /** What the cached answer told the model that is false. */
+  violation?: string;
+}
+
+/** Counts of the replay besides the reads. */
+export interface ReplayCounts {
+  /** Reads that failed in the session (not measured). */
+  readErrors: number;
+  /** Reads that succeeded in the session but failed in the replay (not measured). */
+  replayFailures: number;
+  /** Successful edits of the session. */
+  edits: number;
+  /**
+   * ... whose old text the rebuild did not hold exactly once and pi's current edit tool failed
+   * (the file is left as it was).
+   */
+  editsNotApplied: number;
+  /** ... where pi's current edit tool failed on the rebuild (the session's result is returned). */
+  editsPiFailed: number;
+  /**
+   * ... where pi's current edit tool wrote other text than the session's pi would have (2025-11
+   * `$` patterns; the file gets the old pi's text), or applied an edit the old pi could not.
+   */
+  editsUnlikePi: number;
+  /** Successful edits the extension recorded a belief for (`details.readcache` on the result). */
+  editsFollowed: number;
+  /** Edits that failed in the session (run as errors). */
+  editsFailed: number;
+  /** Successful writes of the session. */
+  writes: number;
+  /** Edit and write calls without a result in the session (not run). */
+  unanswered: number;
+  compactions: number;
+  /** Resynced reads whose adopted text still renders other than what the session showed. */
+  resyncNotExact: number;
+  /** Plain answers of the extension that differ from pi's own read (should be 0). */
+  plainDiffers: number;
+  /** Bash calls whose plain `cp`/`mv`/`rm` were applied to the rebuild (bench/pi/real_bash.ts). */
+  bashFileCommands: number;
+}
+
+/** The replay of one session. */
+export interface SessionReplay {
+  name: string;
+  generation: Generation;
+  reads: ReadRecord[];
+  counts: ReplayCounts;
+  /** The manifest's own rebuild figures, to compare. */
+  manifest: { reads?: number; exact?: number; exactWithResync?: number };
+}
+
+const CACHED_MODES = new Set(["unchanged", "unchanged_range", "diff"]);
+const utf8 = new TextEncoder();
+const bytes = (s: string) => utf8.encode(s).length;
+
+function readText(path: string): string | undefined {
+  return existsSync(path) ? readFileSync(path, "utf8") : undefined;
+}
+
+function writeText(path: string, text: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, text);
+}
+
+interface Call {
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+  /** The file it names, on the replay's disk. */
+  file?: string;
+  /** Another call of the same message also changes the file. */
+  batch?: boolean;
+}
+
+/** Options of {@linkcode replaySession}. */
+export interface ReplayOptions {
+  /**
+   * Apply the plain `cp`/`mv`/`rm` of the session's bash calls to the rebuild (default true).
+   * Without them the reads rebuilt exactly are the manifest's `readsRebuiltExactlyWithResync`.
+   */
+  bashFiles?: boolean;
+}
+
+/** Replays the session in `dir` (the layout of ../shared/realworld/README.md). */
+export async function replaySession(
+  dir: string,
+  name: string,
+  options: ReplayOptions = {},
+): Promise<SessionReplay> {
+  const s = loadSessionDir(dir);
+  const gen = s.manifest.piToolGeneration;
+  if (gen !== "2025-11" && gen !== "2025-12") {
+    throw new Error(`${dir}: unknown piToolGeneration ${JSON.stringify(gen)}`);
+  }
+  const origCwd = s.manifest.cwd;
+  const origHome = s.manifest.home ?? origCwd.split("/").slice(0, 3).join("/");
+  const root = realpathSync(mkdtempSync(join(tmpdir(), "readcache-bench-real-")));
+  try {
+    // the recording machine's paths under one temp root: cwd, home and anything else
+    const cwd = join(root, origCwd);
+    const home = join(root, origHome);
+    mkdirSync(cwd, { recursive: true });
+    mkdirSync(home, { recursive: true });
+    if (existsSync(join(dir, "files"))) {
+      cpSync(join(dir, "files"), cwd, { recursive: true });
+      // the snapshot may be read-only; the session's tools write to their copy
+      for (const e of readdirSync(cwd, { withFileTypes: true, recursive: true })) {
+        chmodSync(join(e.parentPath, e.name), e.isDirectory() ? 0o755 : 0o644);
+      }
+    }
+    return await replay(s, name, gen, { root, origCwd, origHome, cwd, home }, options);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+interface Paths {
+  /** Holds the recording machine's absolute paths: `/p` is `root/p`. */
+  root: string;
+  origCwd: string;
+  origHome: string;
+  cwd: string;
+  home: string;
+}
+
+/**
+ * A recorded path as the model's call in the replay spells it: relative to the cwd, `~/...` for
+ * the home, else relative with `..` (so that every output is the same on any machine).
+ */
+function rewritePath(p: string, x: Paths): string {
+  const at = p.startsWith("@") ? "@" : "";
+  const body = at ? p.slice(1) : p;
+  if (!isAbsolute(body)) return p;
+  const under = (dirPath: string) => body === dirPath || body.startsWith(dirPath + "/");
+  if (under(x.origCwd)) return at + (relative(x.origCwd, body) || ".");
+  if (under(x.origHome)) return `${at}~/${relative(x.origHome, body)}`;
+  return at + relative(x.origCwd, body);
+}
+
+/** Where a replayed path is on disk. */
+function diskPath(p: string, x: Paths): string {
+  const body = p.startsWith("@") ? p.slice(1) : p;
+  if (body === "~") return x.home;
+  if (body.startsWith("~/")) return join(x.home, body.slice(2));
+  return resolve(x.cwd, body);
+}
+
+/** The path to hand pi's own tools (they expand `~` with the real home: never that). */
+function piPath(p: string, x: Paths): string {
+  const body = p.startsWith("@") ? p.slice(1) : p;
+  return body === "~" || body.startsWith("~/") ? diskPath(p, x) : p;
+}
+
+async function replay(
+  s: ReturnType<typeof loadSessionDir>,
+  name: string,
+  gen: Generation,
+  x: Paths,
+  options: ReplayOptions,
+): Promise<SessionReplay> {
+  const counts: ReplayCounts = {
+    readErrors: 0,
+    replayFailures: 0,
+    edits: 0,
+    editsNotApplied: 0,
+    editsPiFailed: 0,
+    editsUnlikePi: 0,
+    editsFailed: 0,
+    editsFollowed: 0,
+    writes: 0,
+    unanswered: 0,
+    compactions: 0,
+    resyncNotExact: 0,
+    plainDiffers: 0,
+    bashFileCommands: 0,
+  };
+  const reads: ReadRecord[] = [];
+  const model = new ModelContext();
+  const readKinds = new Map<number, string>();
+  for (
+    const r of (s.manifest as { readLog?: { entryIndex: number; kind: string }[] }).readLog ?? []
+  ) {
+    readKinds.set(r.entryIndex, r.kind);
+  }
+
+  // which recorded calls have a result
+  const answered = new Set<string>();
+  for (const e of s.entries) {
+    const m = e.value?.message;
+    if (e.value?.type === "message" && m?.role === "toolResult") answered.add(m.toolCallId);
+  }
+
+  const session = SessionManager.inMemory(x.cwd);
+  const host = new FakePiHost(session, x.cwd);
+  const piEdit = createEditToolDefinition(x.cwd) as unknown as PiToolDefinition;
+  const piWrite = createWriteToolDefinition(x.cwd) as unknown as PiToolDefinition;
+  const piRead = createReadToolDefinition(x.cwd);
+  // the recorded result of the call being run (the wrappers return its error, as in the session)
+  const recorded = new Map<string, { isError: boolean; content: PiToolResult["content"] }>();
+
+  // pi's own edit, applied as the session's pi did (README: Rebuilding, step 3 and 4)
+  host.registerTool({
+    ...piEdit,
+    async execute(id, input, signal, onUpdate, ctx: PiContextLike) {
+      const rec = recorded.get(id)!;
+      if (rec.isError) throw new Error(textOf(rec.content));
+      const args = input as Record<string, unknown>;
+      const path = String(args.path);
+      const file = diskPath(path, x);
+      const before = readText(file);
+      const edits = replacementsOf(args);
+      const intent = before !== undefined && edits ? applyOldEdit(before, edits, gen) : undefined;
+      let result: PiToolResult;
+      let piFailed = false;
+      try {
+        result = await piEdit.execute(
+          id,
+          { ...args, path: piPath(path, x) },
+          signal,
+          onUpdate,
+          ctx,
+        );
+      } catch {
+        piFailed = true;
+        counts.editsPiFailed++;
+        result = { content: rec.content, details: undefined };
+      }
+      if (intent === undefined) {
+        // the rebuild drifted: the file stays as it is, unless pi's tool still applied it
+        if (piFailed) counts.editsNotApplied++;
+        else counts.editsUnlikePi++;
+      } else if (readText(file) !== intent) {
+        if (!piFailed) counts.editsUnlikePi++;
+        writeText(file, intent);
+      }
+      return result;
+    },
+  });
+  host.registerTool({
+    ...piWrite,
+    execute(id, input, signal, onUpdate, ctx: PiContextLike) {
+      const rec = recorded.get(id)!;
+      if (rec.isError) return Promise.reject(new Error(textOf(rec.content)));
+      const args = input as Record<string, unknown>;
+      return piWrite.execute(
+        id,
+        { ...args, path: piPath(String(args.path), x) },
+        signal,
+        onUpdate,
+        ctx,
+      );
+    },
+  });
+  createReadcacheExtension({ home: () => x.home })(host);
+  host.emit("session_start");
+
+  const calls = new Map<string, Call>(); // recorded call id -> the replay's call
+  const entryIds = new Map<number, string>(); // log index -> the replay's entry id
+  const appendResult = (call: Call, content: PiToolResult["content"], isError: boolean) =>
+    host.session.appendMessage({
+      role: "toolResult",
+      toolCallId: call.id,
+      toolName: call.name,
+      content,
+      details: undefined,
+      isError,
+      timestamp: Date.now(),
+    });
+  const contentOf = (c: unknown): PiToolResult["content"] =>
+    Array.isArray(c)
+      ? c.filter((b) => b?.type === "text" || b?.type === "image")
+      : [{ type: "text", text: textOf(c) }];
+
+  for (const entry of s.entries) {
+    const v = entry.value;
+    if (v?.type === "compaction") {
+      let kept: string | undefined;
+      for (const [index, id] of entryIds) {
+        if (index >= v.firstKeptEntryIndex) {
+          kept = id;
+          break;
+        }
+      }
+      const leaf = host.session.getLeafId();
+      if (leaf === null) continue;
+      host.session.appendCompaction(String(v.summary ?? ""), kept ?? leaf, v.tokensBefore ?? 0);
+      host.emit("session_compact");
+      model.compact();
+      counts.compactions++;
+      continue;
+    }
+    if (v?.type !== "message") continue;
+    const m = v.message;
+    if (m.role === "user") {
+      host.emit("agent_end");
+      host.userMessage(textOf(m.content));
+    } else if (m.role === "assistant") {
+      host.emit("turn_start");
+      const blocks = Array.isArray(m.content) ? m.content : [];
+      const recordedCalls = blocks.filter((b: { type?: string }) => b?.type === "toolCall");
+      if (recordedCalls.length === 0) {
+        host.session.appendMessage({
+          role: "assistant",
+          content: [{ type: "text", text: textOf(m.content) }],
+          api: "openai-completions",
+          provider: "mock",
+          model: "mock-model",
+          usage: ZERO_USAGE,
+          stopReason: "stop",
+          timestamp: Date.now(),
+        });
+      } else {
+        const replayed = recordedCalls.map((c: { name: string; arguments: unknown }) => {
+          const args = { ...(c.arguments ?? {}) } as Record<string, unknown>;
+          const fileTool = c.name === "read" || c.name === "edit" || c.name === "write";
+          if (fileTool && typeof args.path === "string") args.path = rewritePath(args.path, x);
+          return { name: c.name, args };
+        });
+        // pi runs no call of a message cut by an abort or an error; keep how it ended
+        const cut = m.stopReason === "aborted" || m.stopReason === "error";
+        const ids: string[] = cut
+          ? replayed.map((_: unknown, i: number) => `cut_${entry.index}_${i}`)
+          : host.assistantToolCalls(replayed);
+        if (cut) {
+          host.session.appendMessage({
+            role: "assistant",
+            content: replayed.map((
+              c: { name: string; args: Record<string, unknown> },
+              i: number,
+            ) => ({
+              type: "toolCall" as const,
+              id: ids[i],
+              name: c.name,
+              arguments: c.args,
+            })),
+            api: "openai-completions",
+            provider: "mock",
+            model: "mock-model",
+            usage: ZERO_USAGE,
+            stopReason: m.stopReason,
+            timestamp: Date.now(),
+          });
+        }
+        const changing = new Map<string, number>(); // file -> edit/write calls of this message
+        recordedCalls.forEach((c: { id: string; name: string }, i: number) => {
+          const call: Call = { id: ids[i], name: c.name, args: replayed[i].args };
+          if (typeof call.args.path === "string") call.file = diskPath(call.args.path, x);
+          calls.set(c.id, call);
+          if ((c.name === "edit" || c.name === "write") && call.file) {
+            changing.set(call.file, (changing.get(call.file) ?? 0) + 1);
+          }
+        });
+        recordedCalls.forEach((c: { id: string; name: string }) => {
+          const call = calls.get(c.id)!;
+          if (call.file && (changing.get(call.file) ?? 0) > 1) call.batch = true;
+          if ((c.name === "edit" || c.name === "write") && !answered.has(c.id)) {
+            counts.unanswered++;
+            if (call.file) model.notChanged(call.file, "unanswered");
+          }
+        });
+      }
+    } else if (m.role === "toolResult") {
+      const call = calls.get(m.toolCallId);
+      if (call === undefined) continue;
+      const content = contentOf(m.content);
+      const isError = m.isError === true;
+      if (call.name === "read") {
+        const rec = await replayRead(entry.index, call, textOf(m.content), isError);
+        if (rec) reads.push(rec);
+      } else if (call.name === "edit" || call.name === "write") {
+        recorded.set(call.id, { isError, content });
+        const file = call.file;
+        const before = file === undefined ? undefined : readText(file);
+        const out = await host.runTool(call.id, call.name, call.args);
+        recorded.delete(call.id);
+        if (file !== undefined) {
+          if (isError) {
+            if (call.name === "edit") counts.editsFailed++;
+            model.notChanged(file, "failed");
+          } else if (call.name === "write") {
+            counts.writes++;
+            if (out.ok && typeof call.args.content === "string") {
+              model.wrote(file, call.args.content);
+            } else model.notChanged(file, "failed");
+          } else {
+            counts.edits++;
+            const edits = replacementsOf(call.args) ?? [];
+            const at = before !== undefined && edits.length > 0
+              ? before.indexOf(edits[0].oldText)
+              : -1;
+            const truthLine = at >= 0 ? before!.slice(0, at).split("\n").length : undefined;
+            // the extension's belief (details.readcache), only to say where a gap comes from
+            const followed = out.ok &&
+              (out.result.details as { readcache?: unknown } | undefined)?.readcache !== undefined;
+            if (followed) counts.editsFollowed++;
+            const label = call.batch ? "edit-batch" : followed ? "edit" : "edit-lost";
+            if (out.ok) model.edited(file, edits, truthLine, label);
+            else model.notChanged(file, "failed");
+          }
+        }
+      } else {
+        appendResult(call, content, isError);
+        const ops = options.bashFiles !== false && call.name === "bash" && !isError &&
+            typeof call.args.command === "string"
+          ? fileOpsOf(call.args.command)
+          : undefined;
+        if (ops !== undefined && applyFileOps(ops, x)) counts.bashFileCommands++;
+      }
+    } else continue;
+    const leaf = host.session.getLeafId();
+    if (leaf !== null) entryIds.set(entry.index, leaf);
+  }
+
+  return {
+    name,
+    generation: gen,
+    reads,
+    counts,
+    manifest: {
+      reads: s.manifest.reads,
+      exact: s.manifest.readsRebuiltExactly,
+      exactWithResync: s.manifest.readsRebuiltExactlyWithResync,
+    },
+  };
+
+  async function replayRead(
+    entryIndex: number,
+    call: Call,
+    shown: string,
+    isError: boolean,
+  ): Promise<ReadRecord | undefined> {
+    const offset = typeof call.args.offset === "number" ? call.args.offset : undefined;
+    const limit = typeof call.args.limit === "number" ? call.args.limit : undefined;
+    if (isError || readKinds.get(entryIndex) === "error" || call.file === undefined) {
+      counts.readErrors++;
+      appendResult(call, [{ type: "text", text: shown }], true);
+      return undefined;
+    }
+    const file = call.file;
+    // the truth for this moment: the rebuild, or what the session's read showed
+    const rebuilt = readText(file);
+    const rendered = rebuilt === undefined ? undefined : renderOldRead(rebuilt, offset, limit, gen);
+    let truth: Truth;
+    if (rendered !== undefined && "text" in rendered && rendered.text === shown) truth = "exact";
+    else {
+      const adopted = resyncFromShown(rebuilt, shown, offset, gen);
+      if (adopted === undefined) truth = "unresolved";
+      else {
+        truth = "resynced";
+        writeText(file, adopted);
+        const again = renderOldRead(adopted, offset, limit, gen);
+        if (!("text" in again) || again.text !== shown) counts.resyncNotExact++;
+      }
+    }
+    const path = String(call.args.path);
+    let plain: PiToolResult;
+    try {
+      plain = await piRead.execute(
+        "plain",
+        { path: piPath(path, x), offset, limit },
+        undefined,
+        undefined,
+        undefined as never,
+      ) as PiToolResult;
+    } catch {
+      counts.replayFailures++;
+      await host.runTool(call.id, "read", call.args);
+      return undefined;
+    }
+    const out = await host.runTool(call.id, "read", call.args);
+    if (!out.ok) {
+      counts.replayFailures++;
+      return undefined;
+    }
+    const plainText = textOf(plain.content);
+    const meta = (out.result.details as { readcache?: { mode?: string } } | undefined)?.readcache;
+    const mode = meta?.mode ?? null;
+
+    // pi's effective window: what its plain read shows
+    const lines = readText(file)!.split("\n");
+    const start = offset ? Math.max(1, offset) : 1;
+    const trunc = (plain.details as { truncation?: { truncated: boolean; outputLines: number } })
+      ?.truncation;
+    const end = trunc?.truncated
+      ? start + trunc.outputLines - 1
+      : limit !== undefined
+      ? Math.min(start + limit - 1, lines.length)
+      : lines.length;
+    const body = end >= start ? lines.slice(start - 1, end).join("\n") : "";
+    if (!plainText.startsWith(body)) throw new Error(`${name} entry ${entryIndex}: window`);
+    const notice = plainText.slice(body.length);
+
+    const view = model.view(file);
+    const ideal = idealAnswer(view, lines, start, end, notice);
+    const rec: ReadRecord = {
+      entryIndex,
+      path,
+      truth,
+      mode,
+      plain: bytes(plainText),
+      served: bytes(out.text),
+      ideal: ideal.bytes,
+      holding: { held: ideal.held, stale: ideal.stale, unknown: ideal.unknown },
+    };
+    if (offset !== undefined) rec.offset = offset;
+    if (limit !== undefined) rec.limit = limit;
+    if (mode !== null && CACHED_MODES.has(mode)) {
+      const problem = checkCachedAnswer(out.text, view, lines, { start, end });
+      if (problem !== undefined) rec.violation = problem;
+    } else if (out.text !== plainText) counts.plainDiffers++;
+    if (rec.served > rec.ideal) {
+      const lineCount = end - start + 1;
+      rec.gap = mode !== null && CACHED_MODES.has(mode)
+        ? "cached answer longer than ideal"
+        : ideal.via === "unanswered"
+        ? "held across an edit without a result"
+        : ideal.via === "failed"
+        ? "held across a failed edit"
+        : ideal.via === "edit-batch"
+        ? "held across several edits in one message"
+        : ideal.via === "edit-lost"
+        ? "held across an edit the cache did not follow"
+        : ideal.via === "edit"
+        ? "held across the model's own edit"
+        : ideal.via === "write"
+        ? "held from the model's own write"
+        : ideal.stale > 0
+        ? "held but changed"
+        : ideal.held < lineCount
+        ? "range partly held"
+        : "held throughout, answered plain";
+    }
+    if (end >= start) model.read(file, start, lines.slice(start - 1, end), lines.length);
+    return rec;
+  }
+}

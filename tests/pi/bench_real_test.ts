@@ -1,0 +1,209 @@
+// `deno task bench:real` (bench/pi/real.ts): its oracle parts on small cases, and one real session
+// replayed end to end (the table's shape, no violation). The session folders live outside the
+// repository (../shared/realworld); without them that test is skipped.
+import assert from "node:assert/strict";
+import { defaultSessionDirs, runRealBench } from "../../bench/pi/real.ts";
+import { fileOpsOf } from "../../bench/pi/real_bash.ts";
+import {
+  applyOldEdit,
+  parseShownRead,
+  renderOldRead,
+  resyncFromShown,
+  splitObjects,
+} from "../../bench/pi/real_log.ts";
+import { checkCachedAnswer, idealAnswer, ModelContext } from "../../bench/pi/real_model.ts";
+
+const file = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}`);
+
+Deno.test("bench:real log: glued objects, old read output, resync, old edits", () => {
+  assert.deepEqual(splitObjects('{"a":"}{"}{"b":[1,{"c":2}]}'), [
+    '{"a":"}{"}',
+    '{"b":[1,{"c":2}]}',
+  ]);
+  const text = file(30).join("\n");
+  assert.deepEqual(
+    (renderOldRead(text, 10, 5, "2025-11") as { text: string }).text.split("\n\n")[1],
+    "... (16 more lines not shown. Use offset=15 to continue reading)",
+  );
+  assert.deepEqual(
+    (renderOldRead(text, 10, 5, "2025-12") as { text: string }).text.split("\n\n")[1],
+    "[16 more lines in file. Use offset=15 to continue]",
+  );
+  assert.deepEqual(
+    parseShownRead("a\nb\n\n[16 more lines in file. Use offset=15 to continue]", "2025-12"),
+    {
+      lines: ["a", "b"],
+      total: 30,
+    },
+  );
+  // a window read patches its lines when the line count agrees, else it cannot be adopted
+  const shown = ["X", "Y"].join("\n") + "\n\n[27 more lines in file. Use offset=4 to continue]";
+  assert.deepEqual(resyncFromShown(text, shown, 2, "2025-12")?.split("\n").slice(0, 4), [
+    "line 1",
+    "X",
+    "Y",
+    "line 4",
+  ]);
+  assert.deepEqual(resyncFromShown(file(31).join("\n"), shown, 2, "2025-12"), undefined);
+  assert.deepEqual(resyncFromShown(undefined, "whole\nfile", undefined, "2025-12"), "whole\nfile");
+  // 2025-11 replaced with String.replace: `$$` became `$`
+  assert.deepEqual(
+    applyOldEdit("a X b", [{ oldText: "X", newText: "$${y}" }], "2025-11"),
+    "a ${y} b",
+  );
+  assert.deepEqual(
+    applyOldEdit("a X b", [{ oldText: "X", newText: "$${y}" }], "2025-12"),
+    "a $${y} b",
+  );
+  assert.deepEqual(applyOldEdit("X X", [{ oldText: "X", newText: "Y" }], "2025-12"), undefined);
+});
+
+Deno.test("bench:real bash: only plain cp/mv/rm", () => {
+  assert.deepEqual(fileOpsOf("cd /w/src && mv a.ts b.ts utils/"), [
+    { op: "cd", dir: "/w/src" },
+    { op: "mv", sources: ["a.ts", "b.ts"], target: "utils/" },
+  ]);
+  assert.deepEqual(fileOpsOf('rm x.ts 2>/dev/null; echo "done"'), [
+    { op: "rm", paths: ["x.ts"], recursive: false },
+  ]);
+  assert.deepEqual(fileOpsOf("mv theme/* modes/"), undefined);
+  assert.deepEqual(fileOpsOf("git checkout -- . && rm -rf dir"), undefined);
+  assert.deepEqual(fileOpsOf("npm run check"), undefined);
+});
+
+Deno.test("bench:real ideal: markers for held stretches, plain text for the rest", () => {
+  const ctx = new ModelContext();
+  const now = file(10).map((l) => `const ${l.replace(" ", "")} = compute("${l}");`);
+  ctx.read("/f", 1, now.slice(0, 4), 10);
+  // lines 1-4 held, 5-10 unknown: one marker, six lines, the notice
+  const a = idealAnswer(ctx.view("/f"), now, 1, 10, "");
+  const marker = "[readcache: unchanged in lines 1-4 of 10]";
+  assert.deepEqual(a.bytes, marker.length + 1 + now.slice(4).join("\n").length);
+  assert.deepEqual([a.held, a.stale, a.unknown], [4, 0, 6]);
+  // held throughout: one marker, even for a window with a notice
+  ctx.read("/f", 1, now, 10);
+  assert.deepEqual(
+    idealAnswer(ctx.view("/f"), now, 1, 10, "").bytes,
+    "[readcache: unchanged, 10 lines]".length,
+  );
+  assert.deepEqual(
+    idealAnswer(ctx.view("/f"), now, 2, 9, "\n\n[1 more lines in file. Use offset=10 to continue.]")
+      .bytes,
+    "[readcache: unchanged in lines 2-9 of 10]".length,
+  );
+  // the model's own edit: its view with the replacement applied
+  // a stretch shorter than its marker costs its plain text
+  const short = file(10);
+  ctx.read("/s", 1, short.slice(0, 2), 10);
+  assert.deepEqual(
+    idealAnswer(ctx.view("/s"), short, 1, 3, "").bytes,
+    "line 1\nline 2\nline 3".length,
+  );
+  // the model's own edit: its view with the replacement applied
+  const replacement = { oldText: `${now[2]}\n${now[3]}`, newText: "three\nfour\nfour and a half" };
+  ctx.edited("/f", [replacement], 3);
+  const edited = [now[0], now[1], "three", "four", "four and a half", ...now.slice(4)];
+  const b = idealAnswer(ctx.view("/f"), edited, 1, 11, "");
+  assert.deepEqual([b.held, b.via], [11, "edit"]);
+  // an edit outside what the model holds: from the match on, nothing is known
+  ctx.compact();
+  ctx.read("/f", 1, edited.slice(0, 3), 11);
+  ctx.read("/f", 6, edited.slice(5, 8), 11);
+  ctx.edited("/f", [{ oldText: "four\n", newText: "" }], 4);
+  assert.deepEqual(ctx.view("/f")?.lines, edited.slice(0, 3)); // lines 6-8 may have moved
+  // the 2025-11 `$$` edit: the model believes what it sent, not what pi wrote
+  ctx.read("/g", 1, ["a X b"], 1);
+  ctx.edited("/g", [{ oldText: "X", newText: "$${y}" }], 1);
+  assert.deepEqual(idealAnswer(ctx.view("/g"), ["a ${y} b"], 1, 1, "").stale, 1);
+});
+
+Deno.test("bench:real safety: cached answers checked against the model's view", () => {
+  const ctx = new ModelContext();
+  const before = file(8);
+  ctx.read("/f", 1, before, 8);
+  const view = ctx.view("/f");
+  const whole = { start: 1, end: 8 };
+  assert.deepEqual(
+    checkCachedAnswer("[readcache: unchanged, 8 lines]", view, before, whole),
+    undefined,
+  );
+  const after = [...before];
+  after[4] = "changed";
+  assert.match(
+    checkCachedAnswer("[readcache: unchanged, 8 lines]", view, after, whole) ?? "",
+    /line 5 differs/,
+  );
+  assert.match(
+    checkCachedAnswer("[readcache: unchanged in lines 2-3 of 8]", view, after, whole) ?? "",
+    /answers lines 2-3/,
+  );
+  const diff = [
+    "[readcache: 2 lines changed of 8]",
+    "--- a/f",
+    "+++ b/f",
+    "@@ -2,7 +2,7 @@",
+    " line 2",
+    " line 3",
+    " line 4",
+    "-line 5",
+    "+changed",
+    " line 6",
+    " line 7",
+    " line 8",
+    "\\ No newline at end of file",
+  ].join("\n");
+  assert.deepEqual(checkCachedAnswer(diff, view, after, whole), undefined);
+  const wrong = diff.replace("+changed", "+other");
+  assert.match(checkCachedAnswer(wrong, view, after, whole) ?? "", /does not give the file/);
+  const range = [
+    "[readcache: 2 lines changed in lines 4-6 of 8]",
+    "--- a/f",
+    "+++ b/f",
+    "@@ -4,3 +4,3 @@",
+    " line 4",
+    "-line 5",
+    "+changed",
+    " line 6",
+  ].join("\n");
+  assert.deepEqual(checkCachedAnswer(range, view, after, { start: 4, end: 6 }), undefined);
+});
+
+const session = defaultSessionDirs().find((d) => d.endsWith("/session"));
+
+Deno.test({
+  name: "bench:real replays a real session: the table's shape, no violation",
+  ignore: session === undefined,
+  async fn() {
+    const { sessions, text } = await runRealBench([session!]);
+    assert.deepEqual(sessions.length, 1);
+    const [s] = sessions;
+    assert.deepEqual(s.reads.length, 29);
+    assert.deepEqual(s.reads.filter((r) => r.violation !== undefined), []);
+    assert.deepEqual(s.counts.plainDiffers, 0);
+    const header = text.split("\n").find((l) => l.startsWith("| session "));
+    assert.deepEqual(
+      header?.split("|").map((c) => c.trim()).filter((c) => c !== ""),
+      [
+        "session",
+        "reads",
+        "resynced",
+        "plain bytes",
+        "served bytes",
+        "ideal bytes",
+        "served / plain",
+        "savings claimed",
+      ],
+    );
+    assert.match(
+      text,
+      /^\| session +\| +29 \| +\d+ \| +\d+ \| +\d+ \| +\d+ \| +[\d.]+% \| +[\d.]+% \|$/m,
+    );
+    assert.match(
+      text,
+      /Safety: \d+ cached answers checked against the model's context, 0 violations/,
+    );
+    const served = s.reads.reduce((a, r) => a + r.served, 0);
+    const plain = s.reads.reduce((a, r) => a + r.plain, 0);
+    assert.ok(served < plain);
+  },
+});
