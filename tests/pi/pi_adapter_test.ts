@@ -438,6 +438,13 @@ Deno.test("branch mapping: write results and assistant messages that change file
     meta: { v: 1, kind: "edit" },
   });
   assert.deepEqual(eFailed, { id: "t5", parentId: "m", kind: "changed", call, callId: "e1" });
+  // pi never runs the calls of an aborted (or failed) message, and the model never sees it
+  for (const stopReason of ["aborted", "error"]) {
+    const [gone] = convert.branch([
+      { ...assistant, id: "m2", message: { ...assistant.message, stopReason } },
+    ]);
+    assert.deepEqual(gone, { id: "m2", parentId: null, kind: "other" });
+  }
 });
 
 Deno.test(

@@ -200,7 +200,12 @@ export function piEntryToReplay(
         ? { id, parentId, kind: "other", toolResult: true }
         : { id, parentId, kind: "other", toolResult: true, callId };
     }
-    if (msg?.role === "assistant" && resolveTarget !== undefined && Array.isArray(msg.content)) {
+    // pi never runs the calls of a message that ended in an error or was aborted, and leaves
+    // that message out of the model's context: its calls change nothing (SPEC §11.3)
+    if (
+      msg?.role === "assistant" && resolveTarget !== undefined && Array.isArray(msg.content) &&
+      msg.stopReason !== "error" && msg.stopReason !== "aborted"
+    ) {
       const changes: FileChange[] = [];
       for (const block of msg.content) {
         const b = asRecord(block);
