@@ -20,8 +20,9 @@ import {
   progressCallback,
   stdoutStyle,
 } from "./support/output.ts";
-import { objectReferences, projectDir, sessionsOf } from "./support/sessions.ts";
+import { objectReferences, projectDir, sessionsOf, skippedWords } from "./support/sessions.ts";
 import {
+  aType,
   checkObject,
   listStoreDir,
   OBJECT_NAME,
@@ -72,6 +73,10 @@ export interface Finding {
   fix: string;
 }
 
+/** Why an entry of the store is not the store's own, in words. */
+const notOurs = (type: StoreEntry["type"]) =>
+  type === "file" ? "the store never names a file so" : `it is ${aType(type)}`;
+
 const octal = (mode: number) => mode.toString(8).padStart(4, "0");
 
 /**
@@ -102,7 +107,7 @@ export async function doctorCommand(options: DoctorOptions): Promise<number> {
   const referenced = { count: 0, bytes: 0 };
   const unreferenced = { count: 0, bytes: 0, paths: [] as string[] };
   const tmp = { stale: 0, recent: 0, bytes: 0 };
-  let sessionInfo = { dir: "", files: 0, skipped: 0 };
+  let sessionInfo = { dir: "", files: 0, skipped: 0, unreadable: 0 };
 
   if (unsafe === undefined) {
     try {
@@ -138,7 +143,7 @@ export async function doctorCommand(options: DoctorOptions): Promise<number> {
       if (m === null) {
         note(
           e.path,
-          `is not a file the read cache wrote (${e.type}); the read cache ignores it`,
+          `is not a copy the read cache wrote (${notOurs(e.type)}); the read cache ignores it`,
           `move it out of ${shellQuote(objectsDir)}`,
         );
         continue;
@@ -147,7 +152,7 @@ export async function doctorCommand(options: DoctorOptions): Promise<number> {
         const to = e.linkTarget === undefined ? "" : ` (to ${e.linkTarget})`;
         problem(
           e.path,
-          `is a ${e.type}${to}, not a regular file; the read cache never opens it, so that ` +
+          `is ${aType(e.type)}${to}, not a regular file; the read cache never opens it, so that ` +
             "file is sent in full",
           `rm ${shellQuote(e.path)}`,
         );
@@ -197,7 +202,20 @@ export async function doctorCommand(options: DoctorOptions): Promise<number> {
     progress.done();
 
     const found = await sessionsOf(cwd, options.sessions, progressCallback("session files read"));
-    sessionInfo = { dir: found.dir, files: found.files.length, skipped: found.skipped };
+    sessionInfo = {
+      dir: found.dir,
+      files: found.files.length,
+      skipped: found.skipped,
+      unreadable: found.unreadable.length,
+    };
+    for (const u of found.unreadable) {
+      problem(
+        u.path,
+        `is a session file that cannot be read (${u.why}): the stored copies it refers to ` +
+          "cannot be known, and readcache gc stops before removing any copy",
+        `chmod u+r ${shellQuote(u.path)}   (or move it out of ${shellQuote(found.dir)})`,
+      );
+    }
     const refs = new Map<string, number>();
     for (const s of found.files) objectReferences(s.entries, s.mtimeMs, refs);
     for (const [hash, e] of seen) {
@@ -230,7 +248,9 @@ export async function doctorCommand(options: DoctorOptions): Promise<number> {
       } else {
         note(
           e.path,
-          `is not a temporary file of the read cache (${e.type}); the read cache ignores it`,
+          `is not a temporary file of the read cache (${
+            notOurs(e.type)
+          }); the read cache ignores it`,
           `move it out of ${shellQuote(tmpDir)}`,
         );
       }
@@ -271,9 +291,12 @@ export async function doctorCommand(options: DoctorOptions): Promise<number> {
   const style = stdoutStyle();
   const out: string[] = [style.heading("readcache doctor"), `store: ${root}`];
   if (unsafe !== undefined) {
-    out.push(`  ${unsafe.path} is a ${unsafe.type}: nothing inside it was looked at.`);
+    out.push(`  ${unsafe.path} is ${aType(unsafe.type)}: nothing inside it was looked at.`);
   } else if (!exists) {
-    out.push("  no store yet: nothing has been cached in this project.");
+    out.push(
+      "  no store yet: nothing has been cached in this project (pass --cwd DIR to look at " +
+        "another project).",
+    );
   } else {
     out.push(
       `  ${plural(objects.count, "stored copy", "stored copies")}, ${
@@ -282,11 +305,17 @@ export async function doctorCommand(options: DoctorOptions): Promise<number> {
     );
     out.push(
       `  ${plural(sessionInfo.files, "pi session")} of this project in ${sessionInfo.dir}` +
-        (sessionInfo.skipped > 0 ? ` (${sessionInfo.skipped} other files skipped)` : ""),
+        skippedWords(sessionInfo.skipped),
     );
+    const those = sessionInfo.files === 1
+      ? "that session"
+      : sessionInfo.files === 0
+      ? "a session of this project"
+      : "those sessions";
     out.push(
-      `  ${referenced.count} referred to by those sessions (${bytesInWords(referenced.bytes)}), ` +
-        `${unreferenced.count} not (${bytesInWords(unreferenced.bytes)})`,
+      `  ${plural(referenced.count, "stored copy", "stored copies")} referred to by ${those} (${
+        bytesInWords(referenced.bytes)
+      }), ${unreferenced.count} not (${bytesInWords(unreferenced.bytes)})`,
     );
     if (tmp.recent > 0) out.push(`  ${plural(tmp.recent, "write")} in progress`);
   }

@@ -36,8 +36,9 @@ import {
   progressCallback,
   stdoutStyle,
 } from "./support/output.ts";
-import { objectReferences, projectDir, sessionsOf } from "./support/sessions.ts";
+import { objectReferences, projectDir, sessionsOf, skippedWords } from "./support/sessions.ts";
 import {
+  aType,
   checkObject,
   listStoreDir,
   OBJECT_NAME,
@@ -88,7 +89,8 @@ const WHY_WORDS: Record<Why, string> = {
 
 /**
  * Runs `readcache gc`; returns the exit code (1 when the store cannot be
- * used or a removal failed).
+ * used, a removal failed, or a session file of the sessions directory cannot
+ * be read: then no copy is removed for being unreferenced).
  *
  * @example
  * ```ts ignore
@@ -104,7 +106,9 @@ export async function gcCommand(options: GcOptions): Promise<number> {
   const unsafe = await unsafeStoreDir(cwd);
   if (unsafe !== undefined) {
     throw new CliError(
-      `${unsafe.path} is a ${unsafe.type}, not a directory: gc never works through a link and ` +
+      `${unsafe.path} is ${
+        aType(unsafe.type)
+      }, not a directory: gc never works through a link and ` +
         `removed nothing. Run readcache doctor --cwd ${cwd} for the fix.`,
       EXIT_PROBLEM,
     );
@@ -120,6 +124,7 @@ export async function gcCommand(options: GcOptions): Promise<number> {
   const found = await sessionsOf(cwd, options.sessions, progressCallback("session files read"));
   const refs = new Map<string, number>();
   for (const s of found.files) objectReferences(s.entries, s.mtimeMs, refs);
+  const blind = found.unreadable.length > 0;
   const cutoff = options.maxAgeDays === undefined
     ? -Infinity
     : now - options.maxAgeDays * 24 * 60 * 60 * 1000;
@@ -143,7 +148,8 @@ export async function gcCommand(options: GcOptions): Promise<number> {
       continue;
     }
     const ref = refs.get(m[1]);
-    if (recent) keep.push({ entry: e, lastUse: Infinity, recent });
+    // a session file that cannot be read may refer to any copy: keep them all
+    if (recent || blind) keep.push({ entry: e, lastUse: Infinity, recent });
     else if (ref !== undefined && ref >= cutoff) keep.push({ entry: e, lastUse: ref, recent });
     else remove.push({ entry: e, why: "unreferenced" });
   }
@@ -151,7 +157,7 @@ export async function gcCommand(options: GcOptions): Promise<number> {
 
   let keptBytes = keep.reduce((n, k) => n + k.entry.size, 0);
   let overBudget = false;
-  if (options.maxBytes !== undefined && keptBytes > options.maxBytes) {
+  if (!blind && options.maxBytes !== undefined && keptBytes > options.maxBytes) {
     keep.sort((a, b) => b.lastUse - a.lastUse || b.entry.mtimeMs - a.entry.mtimeMs);
     let total = 0;
     const stay: typeof keep = [];
@@ -178,7 +184,7 @@ export async function gcCommand(options: GcOptions): Promise<number> {
     const now = await unsafeStoreDir(cwd);
     if (now !== undefined) {
       throw new CliError(
-        `${now.path} became a ${now.type} while gc ran: nothing was removed. ` +
+        `${now.path} became ${aType(now.type)} while gc ran: nothing was removed. ` +
           `Run readcache doctor --cwd ${cwd}.`,
         EXIT_PROBLEM,
       );
@@ -206,22 +212,45 @@ export async function gcCommand(options: GcOptions): Promise<number> {
       cwd,
       store: store.root,
       dryRun: options.dryRun === true,
-      sessions: { dir: found.dir, files: found.files.length },
+      sessions: {
+        dir: found.dir,
+        files: found.files.length,
+        skipped: found.skipped,
+        unreadable: found.unreadable,
+      },
       removed: done.map((r) => ({ path: r.entry.path, bytes: r.entry.size, why: r.why })),
       kept: { objects: keep.length, bytes: keptBytes, recent: keep.filter((k) => k.recent).length },
       leftAlone,
       overBudget,
       failed,
     });
-    return failed.length > 0 ? EXIT_PROBLEM : EXIT_OK;
+    return failed.length > 0 || blind ? EXIT_PROBLEM : EXIT_OK;
   }
   const style = stdoutStyle();
   const verb = options.dryRun ? "would remove" : "removed";
   const out: string[] = [
     style.heading(`readcache gc${options.dryRun ? " (dry run: nothing removed)" : ""}`),
     `store: ${store.root}`,
-    `  ${plural(found.files.length, "pi session")} of this project in ${found.dir}`,
+    `  ${plural(found.files.length, "pi session")} of this project in ${found.dir}` +
+    skippedWords(found.skipped),
   ];
+  for (const u of found.unreadable) {
+    out.push(style.bad(`  cannot read the session file ${u.path} (${u.why})`));
+  }
+  if (blind) {
+    out.push(
+      style.bad(
+        `  so the copies ${
+          found.unreadable.length === 1 ? "that file refers to" : "those files refer to"
+        } cannot be known: every stored copy is kept (only damaged copies and leftovers of ` +
+          "interrupted writes count below)",
+      ),
+      `  fix: make ${found.unreadable.length === 1 ? "it" : "them"} readable (chmod u+r FILE) ` +
+        `or move ${
+          found.unreadable.length === 1 ? "it" : "them"
+        } out of ${found.dir}, then run readcache gc again`,
+    );
+  }
   if (found.files.length === 0) {
     out.push(
       style.warn(
@@ -261,5 +290,5 @@ export async function gcCommand(options: GcOptions): Promise<number> {
   }
   if (failed.length > 0) out.push("  fix: check the permissions of the store (readcache doctor)");
   console.log(out.join("\n"));
-  return failed.length > 0 ? EXIT_PROBLEM : EXIT_OK;
+  return failed.length > 0 || blind ? EXIT_PROBLEM : EXIT_OK;
 }

@@ -11,7 +11,10 @@
  *
  * Commands (one file each): `status` (cli/status.ts), `doctor`
  * (cli/doctor.ts), `gc` (cli/gc.ts), `savings` (cli/savings.ts). Only `gc`
- * writes. Exit codes: 0 ok, 1 a problem found, 2 a usage error.
+ * writes. Exit codes: 0 ok, 1 a problem found (in the store, or in session
+ * files found in a directory), 2 a usage error (including a file or
+ * directory named on the command line that is missing, unreadable or not a
+ * pi session), the same for every command.
  *
  * The argument parser is `commander` from npm: it is well kept (weekly
  * releases of one maintainer team for over a decade, no dependencies), has
@@ -33,7 +36,10 @@ import { CliError, EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, messageOf } from "./suppor
 const VERSION = "0.1.0";
 
 const FOOTER = `
-Exit codes: 0 ok, 1 a problem was found, 2 the command line was wrong.
+Exit codes: 0 ok; 1 a problem was found (in the object store, or in the session files found in a
+directory); 2 the command line was wrong: an unknown option or a bad value, or a file or directory
+named on it that is missing, cannot be read or is not what it should be (such as a file that is
+not a pi session), the same for every command.
 Colour only when the output is a terminal, never with NO_COLOR set. pi's directories are found
 like pi finds them: PI_CODING_AGENT_DIR, PI_CODING_AGENT_SESSION_DIR, sessionDir in settings.json.`;
 
@@ -89,7 +95,9 @@ export function parseSize(value: string): number {
 export function parseCount(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) {
-    throw new InvalidArgumentError(`'${value}' is not a positive whole number.`);
+    throw new InvalidArgumentError(
+      `'${value}' is not a positive whole number; give 1 or more, such as 10.`,
+    );
   }
   return n;
 }
@@ -138,8 +146,13 @@ ${FOOTER}`,
     .addHelpText(
       "after",
       `
+Exits 1 when the store has a problem (printed with its fix); 2 when the session file cannot be
+read or is not a pi session file, or when no session of the project is found (the message says
+where it looked; pass --cwd DIR or a session file).
+
 Examples:
   $ readcache status --latest
+  $ readcache status --latest --cwd ~/work/app
   $ readcache status ~/.pi/agent/sessions/--work-app--/2026-01-05T10-00-00-000Z_0193.jsonl --json
 ${FOOTER}`,
     )
@@ -163,8 +176,9 @@ ${FOOTER}`,
     .addHelpText(
       "after",
       `
-Exits 1 when the store has a problem (each is printed with its fix); copies no session refers to
-and leftovers are not problems: readcache gc removes them.
+Exits 1 when the store has a problem, or a session file in pi's sessions directory cannot be
+read (each is printed with its fix); copies no session refers to and leftovers are not problems:
+readcache gc removes them.
 
 Examples:
   $ readcache doctor
@@ -204,7 +218,8 @@ ${FOOTER}`,
       `
 Copies written in the last hour are always kept (a running pi may not have saved the read that
 uses them yet). Links are never followed; only regular files named like the store's own are
-removed.
+removed. Exits 1 when the store cannot be used, a removal failed, or a session file in pi's
+sessions directory cannot be read (then no copy is removed for being unreferenced).
 
 Examples:
   $ readcache gc --dry-run
@@ -234,6 +249,11 @@ ${FOOTER}`,
     .addHelpText(
       "after",
       `
+Exits 1 when no session file is found, or when a file or directory found in a directory cannot
+be read (each is printed with its fix; the others are counted); 2 when a file or directory named
+on the command line is missing or cannot be read, or a file named on it is not a pi session file,
+as for readcache status. Files found in a directory that are not pi sessions are skipped.
+
 Examples:
   $ readcache savings
   $ readcache savings ~/.pi/agent/sessions/--work-app-- --top 5

@@ -6,7 +6,11 @@
  * - A session WITH the read cache (its read results carry
  *   `details.readcache`): what was sent is measured (the text of each read
  *   result); what pi's own `read` would have sent is the status estimate
- *   (`PlainReadEstimate`, SPEC §11.4).
+ *   (`PlainReadEstimate`, SPEC §11.4: a short answer costs the lines it
+ *   covers times the bytes per line of the file's latest full read), where
+ *   what the model wrote with pi's `write` counts like a full read of it (it
+ *   holds what it wrote, SPEC §5.8), so a file written and then read back
+ *   "unchanged" shows what that saved.
  * - A session WITHOUT it: what pi sent is measured; what the read cache would
  *   have sent is computed by replaying the session's own read results through
  *   the read decision, branch by branch, compactions included. The content of
@@ -26,15 +30,21 @@ import { type PiEntryLike, piEntryToReplay, readCallsOf } from "../src/adapters/
 import { renderBaselineRead } from "../src/core/baseline.ts";
 import { decidePlan, planRead } from "../src/core/decision.ts";
 import { BranchKnowledge } from "../src/core/knowledge.ts";
-import { parseReadCacheMeta, READ_MODES, type ReadMode } from "../src/core/meta.ts";
+import {
+  parseReadCacheMeta,
+  READ_MODES,
+  type ReadCacheMetaV1,
+  type ReadMode,
+} from "../src/core/meta.ts";
 import type { ReplayEntry } from "../src/core/replay.ts";
 import {
   BYTES_PER_TOKEN,
   bytesInWords,
   MODE_WORDS,
   PlainReadEstimate,
+  type TextStyle,
 } from "../src/core/status.ts";
-import { locateRead, resolveCall } from "../src/shell/read_service.ts";
+import { locateRead, resolveCall, resolveWriteCall } from "../src/shell/read_service.ts";
 import { savingsHtml } from "./savings_html.ts";
 import {
   CliError,
@@ -42,13 +52,19 @@ import {
   EXIT_OK,
   EXIT_PROBLEM,
   EXIT_USAGE,
-  messageOf,
   plural,
   printJson,
   Progress,
   stdoutStyle,
 } from "./support/output.ts";
-import { agentDir, readSessionFile, type SessionFile } from "./support/sessions.ts";
+import {
+  agentDir,
+  permissionWords,
+  readSessionFile,
+  type SessionFile,
+  SessionFileError,
+} from "./support/sessions.ts";
+import { shellQuote } from "./support/store_scan.ts";
 
 /**
  * Options of {@linkcode savingsCommand}.
@@ -172,6 +188,66 @@ function readResult(
   };
 }
 
+/** The id of a successful `write` tool result, when `e` is one. */
+function writeResultId(e: PiEntryLike): string | undefined {
+  if (e.type !== "message") return undefined;
+  const msg = asRecord(e.message);
+  if (msg?.role !== "toolResult" || msg.toolName !== "write" || msg.isError === true) {
+    return undefined;
+  }
+  return typeof msg.toolCallId === "string" ? msg.toolCallId : undefined;
+}
+
+/** The arguments of the `write` tool calls of an assistant message entry, by tool call id. */
+function writeCallsOf(e: PiEntryLike): [string, unknown][] {
+  if (e.type !== "message") return [];
+  const msg = asRecord(e.message);
+  if (msg?.role !== "assistant" || !Array.isArray(msg.content)) return [];
+  const out: [string, unknown][] = [];
+  for (const block of msg.content) {
+    const b = asRecord(block);
+    if (b?.type === "toolCall" && b.name === "write" && typeof b.id === "string") {
+      out.push([b.id, b.arguments]);
+    }
+  }
+  return out;
+}
+
+/**
+ * What pi's own `read` of the whole file would have sent right after the
+ * model wrote `args.content` to it, as read cache metadata of a full read:
+ * for the estimate of pi's side, a file the model wrote counts like a file
+ * it read whole (SPEC §5.8: what the model wrote is what it holds).
+ * `undefined` when the arguments do not resolve.
+ */
+function writtenAsFullRead(
+  args: unknown,
+  deps: { cwd: string; home: string },
+): ReadCacheMetaV1 | undefined {
+  const a = asRecord(args);
+  const w = resolveWriteCall(args, deps);
+  if (w === undefined || typeof a?.content !== "string" || typeof a.path !== "string") {
+    return undefined;
+  }
+  try {
+    const shown = renderBaselineRead({ text: a.content, displayPath: a.path });
+    if (shown.shownEnd < shown.shownStart) return undefined;
+    return {
+      v: 1,
+      pathKey: w.call.pathKey,
+      scopeKey: "full",
+      servedHash: w.hash,
+      mode: "full",
+      totalLines: shown.totalLines,
+      rangeStart: shown.shownStart,
+      rangeEnd: shown.shownEnd,
+      bytes: utf8(shown.text),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Works out the figures of one session file (see the module documentation).
  * Reads nothing but the file's own entries (the project's directory, when it
@@ -187,7 +263,11 @@ export function analyseSession(session: SessionFile): SessionSavings {
   const cwd = session.header?.cwd ?? "/";
   const deps = { cwd, home: homedir() };
   const args = new Map<string, unknown>();
-  for (const e of session.entries) for (const [id, a] of readCallsOf(e)) args.set(id, a);
+  const writes = new Map<string, unknown>();
+  for (const e of session.entries) {
+    for (const [id, a] of readCallsOf(e)) args.set(id, a);
+    for (const [id, a] of writeCallsOf(e)) writes.set(id, a);
+  }
   const withReadcache = session.entries.some((e) =>
     parseReadCacheMeta(asRecord(readResult(e)?.details)?.readcache) !== undefined
   );
@@ -246,6 +326,13 @@ export function analyseSession(session: SessionFile): SessionSavings {
     const r = readResult(e);
     if (r === undefined) {
       if (!withReadcache) replayed.set(e.id, piEntryToReplay(e));
+      const written = withReadcache ? writeResultId(e) : undefined;
+      if (written !== undefined) {
+        // a later short answer for a file the model wrote is charged at the bytes per line of
+        // what it wrote, as after a full read (pi's side of the estimate)
+        const meta = writtenAsFullRead(writes.get(written), deps);
+        if (meta !== undefined) estimate.add(meta);
+      }
       continue;
     }
     out.reads++;
@@ -342,30 +429,79 @@ export function analyseSession(session: SessionFile): SessionSavings {
   return out;
 }
 
-/** The `.jsonl` files under `path` (a file, or a directory searched recursively), sorted. */
-async function jsonlFiles(path: string): Promise<string[]> {
+/** A file to read as a session: named on the command line, or found in a directory. */
+interface Candidate {
+  path: string;
+  named: boolean;
+}
+
+/** Something that stops a session file or directory found in a directory from being read. */
+interface SavingsProblem {
+  path: string;
+  what: string;
+  fix: string;
+}
+
+/**
+ * The files to read under `path`: the file itself when it is one (read as a
+ * session whatever its name), else the `.jsonl` files of the directory and
+ * its subdirectories, sorted. A path named on the command line (`named`)
+ * that is missing, unreadable or neither a file nor a directory is a usage
+ * error; a subdirectory that cannot be read is added to `problems`.
+ */
+async function candidates(
+  path: string,
+  named: boolean,
+  problems: SavingsProblem[],
+): Promise<Candidate[]> {
   let info: Deno.FileInfo;
   try {
     info = await Deno.stat(path);
   } catch (e) {
     throw new CliError(
       `Cannot read ${path}: ${
-        e instanceof Deno.errors.NotFound ? "no such file or directory" : messageOf(e)
+        e instanceof Deno.errors.NotFound ? "no such file or directory" : permissionWords(e)
       }. Pass pi session files or directories that hold them (default: pi's sessions directory).`,
       EXIT_USAGE,
     );
   }
-  if (info.isFile) return [path];
-  const out: string[] = [];
-  const walk = async (dir: string) => {
-    for await (const e of Deno.readDir(dir)) {
+  if (info.isFile) return [{ path, named }];
+  if (!info.isDirectory) {
+    throw new CliError(
+      `${path} is neither a file nor a directory. Pass pi session files or directories that ` +
+        "hold them.",
+      EXIT_USAGE,
+    );
+  }
+  const out: Candidate[] = [];
+  const walk = async (dir: string, top: boolean) => {
+    const entries: Deno.DirEntry[] = [];
+    try {
+      for await (const e of Deno.readDir(dir)) entries.push(e);
+    } catch (e) {
+      if (top && named) {
+        throw new CliError(
+          `Cannot read the directory ${dir}: ${permissionWords(e)}. Make it readable ` +
+            `(chmod u+rx ${shellQuote(dir)}) or pass another directory.`,
+          EXIT_USAGE,
+        );
+      }
+      problems.push({
+        path: dir,
+        what: `is a directory that cannot be read (${permissionWords(e)}): ` +
+          "the sessions in it were not counted",
+        fix: `chmod u+rx ${shellQuote(dir)}`,
+      });
+      return;
+    }
+    for (const e of entries) {
       const p = join(dir, e.name);
-      if (e.isDirectory) await walk(p);
-      else if (e.isFile && e.name.endsWith(".jsonl")) out.push(p);
+      if (e.isDirectory) await walk(p, false);
+      else if (e.isFile && e.name.endsWith(".jsonl")) out.push({ path: p, named: false });
     }
   };
-  await walk(path);
-  return out.sort();
+  await walk(path, true);
+  return out.sort((x, y) => x.path < y.path ? -1 : x.path > y.path ? 1 : 0);
 }
 
 /**
@@ -486,8 +622,11 @@ const pad = (s: string, n: number) => s.length >= n ? s : s + " ".repeat(n - s.l
 const lpad = (s: string, n: number) => s.length >= n ? s : " ".repeat(n - s.length) + s;
 
 /**
- * Runs `readcache savings`; returns the exit code (1 when no session file
- * was found).
+ * Runs `readcache savings`; returns the exit code: 1 when no session file
+ * was found, or when a file or directory found in a directory cannot be
+ * read. A file or directory named on the command line that is missing,
+ * cannot be read or is not a pi session file is a usage error (exit code
+ * 2, thrown as `CliError`), as for `readcache status`.
  *
  * @example
  * ```ts ignore
@@ -496,24 +635,23 @@ const lpad = (s: string, n: number) => s.length >= n ? s : " ".repeat(n - s.leng
  */
 export async function savingsCommand(paths: string[], options: SavingsOptions): Promise<number> {
   const envDir = Deno.env.get("PI_CODING_AGENT_SESSION_DIR");
-  const roots = paths.length > 0
-    ? paths
-    : [envDir ? resolve(envDir) : join(agentDir(), "sessions")];
-  const files: string[] = [];
-  for (const p of roots) {
-    if (paths.length === 0) {
-      try {
-        await Deno.stat(p);
-      } catch {
-        throw new CliError(
-          `No pi sessions directory at ${p}. Pass session files or directories, or set ` +
-            "PI_CODING_AGENT_DIR when pi keeps its data elsewhere.",
-          EXIT_PROBLEM,
-        );
-      }
+  const named = paths.length > 0;
+  const roots = named ? paths : [envDir ? resolve(envDir) : join(agentDir(), "sessions")];
+  if (!named) {
+    try {
+      await Deno.stat(roots[0]);
+    } catch {
+      throw new CliError(
+        `No pi sessions directory at ${roots[0]}: pi has saved no session there. Pass session ` +
+          "files or directories, or set PI_CODING_AGENT_DIR (or PI_CODING_AGENT_SESSION_DIR) " +
+          "when pi keeps its data elsewhere.",
+        EXIT_PROBLEM,
+      );
     }
-    files.push(...await jsonlFiles(p));
   }
+  const problems: SavingsProblem[] = [];
+  const files: Candidate[] = [];
+  for (const p of roots) files.push(...await candidates(p, named, problems));
   const sessions: SessionSavings[] = [];
   let skipped = 0;
   const progress = new Progress("session files", files.length);
@@ -521,9 +659,17 @@ export async function savingsCommand(paths: string[], options: SavingsOptions): 
     progress.tick();
     let s: SessionFile;
     try {
-      s = await readSessionFile(f, EXIT_PROBLEM);
-    } catch {
-      skipped++;
+      // named on the command line: any reason it cannot be used ends the command (exit code 2)
+      s = await readSessionFile(f.path, f.named ? EXIT_USAGE : EXIT_PROBLEM);
+    } catch (e) {
+      if (f.named || !(e instanceof SessionFileError)) throw e;
+      if (e.kind === "unreadable") {
+        problems.push({
+          path: f.path,
+          what: `cannot be read (${e.why}): it was not counted`,
+          fix: `chmod u+r ${shellQuote(f.path)}`,
+        });
+      } else skipped++;
       continue;
     }
     sessions.push(analyseSession(s));
@@ -534,85 +680,231 @@ export async function savingsCommand(paths: string[], options: SavingsOptions): 
   );
   const totals = totalsOf(sessions);
   const top = topFiles(sessions, options.top);
+  const code = sessions.length === 0 || problems.length > 0 ? EXIT_PROBLEM : EXIT_OK;
   if (options.html !== undefined) {
     try {
       await Deno.writeTextFile(options.html, savingsHtml(sessions, totals, top));
     } catch (e) {
       throw new CliError(
-        `Cannot write ${options.html}: ${messageOf(e)}. Pass a writable file path to --html.`,
-        EXIT_PROBLEM,
+        `Cannot write ${options.html}: ${
+          e instanceof Deno.errors.NotFound ? "its directory does not exist" : permissionWords(e)
+        }. Pass --html a file path in a directory you can write to.`,
+        EXIT_USAGE,
       );
     }
   }
   if (options.json) {
     printJson({
-      sessions: sessions.map(({ files: _files, ...s }) => s),
+      sessions: sessions.map(({ files: _files, ...s }) => ({ ...s, label: sessionLabel(s) })),
       totals,
       topFiles: top,
       skipped,
+      problems,
       html: options.html ?? null,
     });
-    return sessions.length === 0 ? EXIT_PROBLEM : EXIT_OK;
+    return code;
   }
-  const style = stdoutStyle();
-  const color = colorAllowed(Deno.stdout);
+  console.log(
+    formatSavings(
+      {
+        sessions,
+        totals,
+        top,
+        roots,
+        fromFiles: files.some((f) => f.named),
+        skipped,
+        problems,
+        html: options.html,
+      },
+      stdoutStyle(),
+      colorAllowed(Deno.stdout),
+    ),
+  );
+  return code;
+}
+
+/**
+ * What `readcache savings` prints, as figures (see {@linkcode formatSavings}).
+ *
+ * @example
+ * ```ts
+ * import type { SavingsReport } from "./savings.ts";
+ * ```
+ */
+export interface SavingsReport {
+  /** The sessions, in the order shown. */
+  sessions: readonly SessionSavings[];
+  /** Their totals. */
+  totals: SavingsTotals;
+  /** The files listed. */
+  top: readonly FileSavings[];
+  /** Where the session files were looked for. */
+  roots: readonly string[];
+  /** True when some of `roots` are files (named on the command line). */
+  fromFiles: boolean;
+  /** Files found in a directory that are not pi session files. */
+  skipped: number;
+  /** Files or directories found in a directory that cannot be read. */
+  problems: readonly { path: string; what: string; fix: string }[];
+  /** Where the page was written, if it was. */
+  html?: string;
+}
+
+/**
+ * The text `readcache savings` prints. Pure; `color` adds ANSI colour to the
+ * bars.
+ *
+ * @example
+ * ```ts
+ * import { formatSavings, totalsOf } from "./savings.ts";
+ * import { PLAIN_STYLE } from "../src/core/status.ts";
+ * formatSavings({ sessions: [], totals: totalsOf([]), top: [], roots: ["/s"], fromFiles: false,
+ *   skipped: 0, problems: [] }, PLAIN_STYLE, false);
+ * ```
+ */
+export function formatSavings(r: SavingsReport, style: TextStyle, color: boolean): string {
+  const { sessions, totals, skipped, problems } = r;
   const out: string[] = [
     style.heading(
-      `readcache savings: ${plural(sessions.length, "session file")} in ${roots.join(", ")}`,
+      `readcache savings: ${plural(sessions.length, "session file")} ${
+        r.fromFiles ? "from" : "in"
+      } ${r.roots.join(", ")}`,
     ),
   ];
-  if (skipped > 0) out.push(`  (${plural(skipped, "file")} skipped: not pi session files)`);
-  if (sessions.length === 0) {
-    out.push("no pi session files found.");
-    console.log(out.join("\n"));
-    return EXIT_PROBLEM;
+  if (skipped > 0) {
+    out.push(
+      `  (${plural(skipped, "file")} skipped: ${
+        skipped === 1 ? "not a pi session file" : "not pi session files"
+      })`,
+    );
   }
-  const names = sessions.map((s) => {
-    const when = s.started === null ? "" : `${s.started.slice(0, 16).replace("T", " ")} `;
-    const project = s.cwd === null ? "?" : s.cwd.split("/").filter((p) => p !== "").at(-1) ?? "/";
-    const id = s.id === null ? "" : ` ${s.id.slice(-6)}`;
-    return `${when}${project.length > 20 ? `${project.slice(0, 17)}...` : project}${id}`;
-  });
+  if (sessions.length === 0) {
+    out.push(
+      style.warn(
+        "no pi session files found. Pass session files or directories that hold them " +
+          `(pi keeps them in ${join(agentDir(), "sessions")}).`,
+      ),
+    );
+  } else {
+    out.push(...sessionTable(sessions, color), "", ...totalLines(totals, style));
+    out.push(...fileTable(r.top, style));
+  }
+  if (problems.length > 0) {
+    out.push("", style.bad(`${plural(problems.length, "problem")}:`));
+    for (const p of problems) out.push(`  ${p.path} ${p.what}`, `    fix: ${p.fix}`);
+  }
+  if (r.html !== undefined) out.push("", `chart written to ${r.html}`);
+  return out.join("\n");
+}
+
+/**
+ * The name of a session in tables and charts: the date and minute it started
+ * (UTC, from its header), its project (the last part of its directory) and
+ * the end of its id, like `2026-11-23 15:07 app 245b15`.
+ *
+ * @example
+ * ```ts
+ * import { sessionLabel } from "./savings.ts";
+ * sessionLabel({ started: "2026-11-23T15:07:58.351Z", cwd: "/w/app", id: "01a2-ba2de1245b15" });
+ * // "2026-11-23 15:07 app 245b15"
+ * ```
+ */
+export function sessionLabel(
+  s: Pick<SessionSavings, "started" | "cwd" | "id">,
+): string {
+  const when = s.started === null ? "" : `${s.started.slice(0, 16).replace("T", " ")} `;
+  const project = s.cwd === null ? "?" : s.cwd.split("/").filter((p) => p !== "").at(-1) ?? "/";
+  const id = s.id === null ? "" : ` ${s.id.slice(-6)}`;
+  return `${when}${project.length > 20 ? `${project.slice(0, 17)}...` : project}${id}`;
+}
+
+/**
+ * What the read cache sent as a share of what pi sent (`served`, in whole
+ * percent) and what it saved (`saved`, `100 - served`; negative when it sent
+ * more); `undefined` when pi sent nothing.
+ *
+ * @example
+ * ```ts
+ * import { shareOfPi } from "./savings.ts";
+ * shareOfPi({ piBytes: 200, readcacheBytes: 50 }); // { served: 25, saved: 75 }
+ * ```
+ */
+export function shareOfPi(
+  s: Pick<SessionSavings, "piBytes" | "readcacheBytes">,
+): { served: number; saved: number } | undefined {
+  if (s.piBytes <= 0) return undefined;
+  const served = Math.round((s.readcacheBytes / s.piBytes) * 100);
+  return { served, saved: 100 - served };
+}
+
+/**
+ * A saving in percent, in words: `47% less`, or `5% more` when the read
+ * cache sent more than pi.
+ *
+ * @example
+ * ```ts
+ * import { lessWords } from "./savings.ts";
+ * lessWords(47); // "47% less"
+ * ```
+ */
+export function lessWords(saved: number): string {
+  return saved >= 0 ? `${saved}% less` : `${-saved}% more`;
+}
+
+function sessionTable(sessions: readonly SessionSavings[], color: boolean): string[] {
+  const names = sessions.map(sessionLabel);
   const nameWidth = Math.max(...names.map((n) => n.length), 7);
-  out.push(
+  const out = [
     "",
     `  ${pad("session", nameWidth)}  ${pad("readcache", 9)}  ${lpad("reads", 5)}  ${
       lpad("pi alone", 9)
     }  ${lpad("readcache", 9)}  readcache / pi`,
-  );
+  ];
   const widest = Math.max(...sessions.map((s) => s.piBytes), 1);
   for (const [i, s] of sessions.entries()) {
     const width = Math.max(1, Math.round((s.piBytes / widest) * 30));
-    const less = s.piBytes > 0 ? Math.round((1 - s.readcacheBytes / s.piBytes) * 100) : 0;
+    const share = shareOfPi(s);
     out.push(
       `  ${pad(names[i], nameWidth)}  ${pad(s.withReadcache ? "on" : "replayed", 9)}  ${
         lpad(String(s.reads), 5)
       }  ${lpad(bytesInWords(s.piBytes), 9)}  ${lpad(bytesInWords(s.readcacheBytes), 9)}  ${
-        bar(s.readcacheBytes, s.piBytes, width, color)
-      } ${less}% less`,
+        share === undefined
+          ? "nothing sent"
+          : `${bar(s.readcacheBytes, s.piBytes, width, color)} ${lessWords(share.saved)}`
+      }`,
     );
   }
+  return out;
+}
+
+function totalLines(totals: SavingsTotals, style: TextStyle): string[] {
+  const out: string[] = [];
+  const diff = totals.piBytes - totals.readcacheBytes;
+  const share = shareOfPi(totals);
+  const tokens = totals.estimatedTokensSaved;
   out.push(
-    "",
     style.heading("total") +
       `: ${plural(totals.reads, "read")}; pi ${bytesInWords(totals.piBytes)}, readcache ${
         bytesInWords(totals.readcacheBytes)
-      }: ` +
-      style.good(
-        `${bytesInWords(Math.max(0, totals.piBytes - totals.readcacheBytes))} less, about ${
-          totals.estimatedTokensSaved.toLocaleString("en-US")
-        } tokens`,
-      ),
+      }` +
+      (share === undefined ? "" : `: ${
+        style.good(
+          diff >= 0
+            ? `${bytesInWords(diff)} less (${share.saved}%), about ${plural(tokens, "token")}`
+            : `${bytesInWords(-diff)} more (${-share.saved}%)`,
+        )
+      }`),
   );
   const modes = ([...READ_MODES, "plain"] as const).filter((m) => totals.byMode[m] > 0)
     .map((m) => `${totals.byMode[m]} ${m === "plain" ? "served by pi itself" : MODE_WORDS[m]}`);
-  out.push(`  reads: ${modes.join(", ")}`);
+  if (modes.length > 0) out.push(`  reads: ${modes.join(", ")}`);
   const used = totals.withReadcache;
   const replayed = totals.sessions - used;
   if (used > 0) {
     out.push(
       `  ${plural(used, "session")} with readcache ("on"): what it sent is measured; what pi ` +
-        "would have sent is an estimate (lines times bytes per line of the file's last full read)",
+        "would have sent is an estimate (lines times bytes per line of the file's latest full " +
+        "read, or of what the model wrote)",
     );
   }
   if (replayed > 0) {
@@ -622,47 +914,54 @@ export async function savingsCommand(paths: string[], options: SavingsOptions): 
       } without readcache ("replayed"): what pi sent is measured; ` +
         "what readcache would have sent is its read decision replayed over the session's own reads",
     );
+    const c = totals.checked;
     out.push(
-      `  check: ${totals.checked.matched} of ${totals.checked.reads} replayed answers sent in full ` +
-        "equal pi's own text exactly",
+      c.reads === 0
+        ? "  check: no replayed answer was sent in full, so none could be compared with pi's text"
+        : `  check: ${c.matched} of ${plural(c.reads, "replayed answer")} sent in full ${
+          c.matched === 1 ? "equals" : "equal"
+        } pi's own text exactly`,
     );
   }
-  if (totals.unknown.reads > 0) {
+  const u = totals.unknown;
+  if (u.reads > 0) {
     out.push(
       style.warn(
-        `  cannot be known: ${plural(totals.unknown.reads, "read")} (${
-          bytesInWords(totals.unknown.bytes)
-        }) show part of a file whose whole content the session never showed before; ` +
-          "they count as sent in full on both sides",
+        `  cannot be known: ${plural(u.reads, "read")} (${bytesInWords(u.bytes)}) ${
+          u.reads === 1 ? "shows" : "show"
+        } part of a file whose whole content the session never showed before; ${
+          u.reads === 1 ? "it counts" : "they count"
+        } as sent in full on both sides`,
       ),
     );
   }
-  if (top.length > 0) {
+  return out;
+}
+
+function fileTable(top: readonly FileSavings[], style: TextStyle): string[] {
+  if (top.length === 0) return [];
+  const out = [
+    "",
+    style.heading("files by wasted bytes") + " (re-sent in full while the model held them)",
+  ];
+  const w = Math.max(...top.map((f) => f.path.length), 4);
+  out.push(
+    `  ${pad("file", w)}  ${lpad("reads", 5)}  ${lpad("repeats", 7)}  ${lpad("wasted", 9)}  ${
+      lpad("saved", 9)
+    }`,
+  );
+  for (const f of top) {
     out.push(
-      "",
-      style.heading("files by wasted bytes") + " (re-sent in full while the model held them)",
-    );
-    const w = Math.max(...top.map((f) => f.path.length), 4);
-    out.push(
-      `  ${pad("file", w)}  ${lpad("reads", 5)}  ${lpad("repeats", 7)}  ${lpad("wasted", 9)}  ${
-        lpad("saved", 9)
-      }`,
-    );
-    for (const f of top) {
-      out.push(
-        `  ${pad(f.path, w)}  ${lpad(String(f.reads), 5)}  ${lpad(String(f.repeats), 7)}  ${
-          lpad(bytesInWords(f.wastedBytes), 9)
-        }  ${lpad(bytesInWords(f.savedBytes), 9)}`,
-      );
-    }
-    out.push(
-      style.dim(
-        "  wasted: in sessions without readcache, what it would not have sent; " +
-          "saved: in sessions with it, what it did not send",
-      ),
+      `  ${pad(f.path, w)}  ${lpad(String(f.reads), 5)}  ${lpad(String(f.repeats), 7)}  ${
+        lpad(bytesInWords(f.wastedBytes), 9)
+      }  ${lpad(bytesInWords(f.savedBytes), 9)}`,
     );
   }
-  if (options.html !== undefined) out.push("", `chart written to ${options.html}`);
-  console.log(out.join("\n"));
-  return EXIT_OK;
+  out.push(
+    style.dim(
+      "  wasted: in sessions without readcache, what it would not have sent; " +
+        "saved: in sessions with it, what it did not send",
+    ),
+  );
+  return out;
 }

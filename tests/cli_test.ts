@@ -9,9 +9,17 @@ import { fileURLToPath } from "node:url";
 import { parseSessionJsonl, PiBranchConverter } from "../src/adapters/pi/branch.ts";
 import { BranchKnowledge } from "../src/core/knowledge.ts";
 import { activeBranch } from "../src/core/replay.ts";
-import { formatStatusReport, tallyReads } from "../src/core/status.ts";
-import { resolveCall, serveRead } from "../src/shell/read_service.ts";
+import { bytesInWords, formatStatusReport, PLAIN_STYLE, tallyReads } from "../src/core/status.ts";
+import { callResolvers, resolveCall, serveRead } from "../src/shell/read_service.ts";
 import { FsObjectStore } from "../src/store/fs_object_store.ts";
+import {
+  formatSavings,
+  type SessionSavings as SavingsSession,
+  topFiles,
+  totalsOf,
+} from "../cli/savings.ts";
+import { savingsHtml } from "../cli/savings_html.ts";
+import { plural } from "../cli/support/output.ts";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const FIXTURES = join(REPO, "tests/fixtures/sessions");
@@ -951,20 +959,162 @@ Deno.test("exit codes: usage errors 2, help 0 with an example for every command"
       cli(w, ["savings", join(w.root, "missing")]),
       cli(w, ["savings", "--top", "0"]),
       cli(w, ["status", "--latest"], {}, w.root), // no session of that directory
+      cli(w, ["doctor", "--sessions", join(w.root, "nope")]),
+      cli(w, ["gc", "--sessions", join(w.root, "nope")]),
+      cli(w, ["status", "--latest", "--sessions", join(w.root, "nope")]),
+      cli(w, ["savings", "--html", join(w.root, "nope", "page.html")]),
+      cli(w, ["gc", "--max-age", "0"]),
+      cli(w, ["status", w.work]), // a directory
+      cli(w, ["savings", w.sessions, join(w.work, "notes.txt")]),
     ]);
     for (const [i, r] of runs.entries()) {
       assert.equal(r.code, 2, `run ${i}: ${r.stdout}${r.stderr}`);
+      // every message says what to do
+      assert.match(r.stderr, WHAT_TO_DO, `run ${i}: ${r.stderr}`);
     }
     assert.match(runs[1].stderr, /either a session file or --latest/);
     assert.match(runs[2].stderr, /no such file\. Pass the path of a pi session file/);
     assert.match(runs[3].stderr, /is not a pi session file/);
     assert.match(runs[9].stderr, /No pi session of .* in .*--/);
+    assert.match(runs[9].stderr, /pass that directory with --cwd DIR/);
+    assert.match(runs[10].stderr, /--sessions\) does not exist/);
     for (const cmd of ["status", "doctor", "gc", "savings"]) {
       const h = await cli(w, [cmd, "--help"]);
       assert.equal(h.code, 0);
       assert.match(h.stdout, new RegExp(`Examples:\\n  \\$ readcache ${cmd}`));
       assert.match(h.stdout, /--json/);
+      // the exit codes, documented for every command
+      assert.match(h.stdout, /Exit codes: 0 ok; 1 a problem was found \(in the object store, or/);
+      assert.match(h.stdout, /2 the command line was wrong: .*\n.*missing, cannot be read/);
+      assert.match(h.stdout, /such as a file that is\s+not a pi session/);
     }
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
+
+/** What every error message ends with: what to do. */
+const WHAT_TO_DO =
+  /\b(Pass|pass|Run|run|Make|make|give|Give|add --help|fix|chmod|leave --sessions out)\b/;
+
+Deno.test("exit codes: a session file named on the command line, the same for status and savings", async () => {
+  const w = await makeWorld();
+  try {
+    const notSession = join(w.work, "notes.txt");
+    const missing = join(w.root, "missing.jsonl");
+    const emptyFile = join(w.root, "empty.jsonl");
+    await Deno.writeTextFile(emptyFile, "");
+    // a file that exists but cannot be read, even by root: the kernel refuses to read it at 0
+    const unreadable = "/proc/self/mem";
+    const unreadableToUser = join(w.root, "locked.jsonl");
+    await Deno.copyFile(w.readcache, unreadableToUser);
+    await Deno.chmod(unreadableToUser, 0o000);
+    const bad = [notSession, missing, emptyFile, unreadable];
+    if (Deno.uid() !== 0) bad.push(unreadableToUser); // root reads it anyway
+    for (const file of bad) {
+      const status = await cli(w, ["status", file]);
+      const savings = await cli(w, ["savings", file]);
+      const savingsJson = await cli(w, ["savings", file, "--json"]);
+      assert.equal(status.code, 2, `status ${file}: ${status.stderr}`);
+      assert.equal(savings.code, 2, `savings ${file}: ${savings.stdout}${savings.stderr}`);
+      assert.equal(savingsJson.code, 2, `savings --json ${file}`);
+      assert.equal(savings.stdout, "", "nothing printed but the error");
+      assert.match(status.stderr, WHAT_TO_DO, status.stderr);
+      assert.match(savings.stderr, WHAT_TO_DO, savings.stderr);
+      if (file !== missing) {
+        // the same reason in both, said the same way (a missing path may be a file or a directory
+        // for savings, which says so)
+        const why = (t: string) => t.replace(/^readcache: /, "").split(". ")[0];
+        assert.equal(why(savings.stderr), why(status.stderr), file);
+      }
+    }
+    const mem = await cli(w, ["savings", unreadable]);
+    assert.match(mem.stderr, /Cannot read the session file \/proc\/self\/mem: /);
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
+
+Deno.test("exit codes: files found in a directory: not sessions skipped, unreadable ones a problem (1)", async () => {
+  const w = await makeWorld();
+  try {
+    // two files in pi's sessions directory that are not pi sessions: skipped, exit 0
+    await Deno.writeTextFile(join(w.sessions, "notes.jsonl"), "not json\n");
+    await Deno.writeTextFile(join(w.sessions, "other.jsonl"), '{"type":"other"}\n');
+    const r = await cli(w, ["savings"]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /readcache savings: 2 session files in /);
+    assert.match(r.stdout, /\(2 files skipped: not pi session files\)/);
+    const one = await cli(w, ["savings", join(w.sessions, "..")], {});
+    assert.equal(one.code, 0);
+    await Deno.remove(join(w.sessions, "other.jsonl"));
+    assert.match((await cli(w, ["savings"])).stdout, /\(1 file skipped: not a pi session file\)/);
+
+    // a directory named on the command line with no session in it: a problem, 1
+    const empty = join(w.root, "empty");
+    await Deno.mkdir(empty);
+    const none = await cli(w, ["savings", empty]);
+    assert.equal(none.code, 1, none.stdout + none.stderr);
+    assert.match(none.stdout, /no pi session files found\. Pass session files or directories/);
+    const noneJson = await cli(w, ["savings", empty, "--json"]);
+    assert.equal(noneJson.code, 1);
+
+    // pi's sessions directory missing: 1, with what to do
+    const gone = await cli(w, ["savings"], { PI_CODING_AGENT_DIR: join(w.root, "no-agent") });
+    assert.equal(gone.code, 1);
+    assert.match(gone.stderr, /No pi sessions directory at .*\. Pass session files/);
+
+    // a session file found in a directory that cannot be read: a problem (1), the others counted;
+    // doctor says so with a fix, gc keeps every copy and exits 1. Root reads any file: not here.
+    if (Deno.uid() !== 0) {
+      const locked = join(w.sessions, "2026-11-23T15-09-00-000Z_locked.jsonl");
+      await Deno.copyFile(w.readcache, locked);
+      await Deno.chmod(locked, 0o000);
+      const s = await cli(w, ["savings"]);
+      assert.equal(s.code, 1, s.stdout + s.stderr);
+      assert.match(s.stdout, /readcache savings: 2 session files in /);
+      assert.match(
+        s.stdout,
+        /1 problem:\n {2}.*locked\.jsonl cannot be read \(permission denied\)/,
+      );
+      assert.match(s.stdout, /fix: chmod u\+r /);
+      const d = await cli(w, ["doctor"]);
+      assert.equal(d.code, 1, d.stdout);
+      assert.match(d.stdout, /locked\.jsonl is a session file that cannot be read/);
+      await addObject(w, "nobody refers to this\n", new Date(Date.now() - 3 * HOUR));
+      const objects = [...Deno.readDirSync(w.objects)].length;
+      const g = await cli(w, ["gc"]);
+      assert.equal(g.code, 1, g.stdout);
+      assert.match(
+        g.stdout,
+        /so the copies that file refers to cannot be known: every stored copy is kept/,
+      );
+      assert.equal([...Deno.readDirSync(w.objects)].length, objects, "gc removed nothing");
+    }
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
+
+Deno.test("status --latest outside any project with sessions: says where it looked, suggests --cwd", async () => {
+  const w = await makeWorld();
+  try {
+    const elsewhere = join(w.root, "checkout");
+    await Deno.mkdir(elsewhere);
+    const r = await cli(w, ["status", "--latest"], {}, elsewhere);
+    assert.equal(r.code, 2);
+    assert.equal(
+      r.stderr.trim(),
+      `readcache: No pi session of ${elsewhere} in ${
+        join(w.agent, "sessions", `--${elsewhere.slice(1).replaceAll("/", "-")}--`)
+      }. Run readcache in the project directory pi ran in, or pass that directory with --cwd DIR ` +
+        `(pi's newest session is of ${w.work}: readcache status --cwd ${w.work}), or pass ` +
+        "--sessions DIR when pi keeps its sessions elsewhere, or pass a session file.",
+    );
+    // and the suggestion works
+    const ok = await cli(w, ["status", "--cwd", w.work], {}, elsewhere);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, new RegExp(`session: ${w.readcache}`));
   } finally {
     await Deno.remove(w.root, { recursive: true });
   }
@@ -1214,4 +1364,450 @@ Deno.test("pi-readcache 0.2 metadata: counts like ours, the extra debug field ig
   } finally {
     await Deno.remove(w.root, { recursive: true });
   }
+});
+
+// ---- a file the model wrote, then read back ----------------------------------------------------
+
+/**
+ * A session in which the model writes `path` with pi's `write` tool and then reads it back, the
+ * read answered by the read service from the branch so far, as the extension answers it.
+ */
+async function writeThenReadSession(
+  w: World,
+  path: string,
+  content: string,
+): Promise<{ file: string; readText: string }> {
+  await Deno.mkdir(dirname(join(w.work, path)), { recursive: true });
+  await Deno.writeTextFile(join(w.work, path), content); // what pi's write tool does
+  const t = (i: number) => new Date(Date.parse("2026-11-23T16:00:00.000Z") + i * 1000);
+  const entries: Record<string, unknown>[] = [];
+  const add = (e: Record<string, unknown>) => {
+    const i = entries.length;
+    entries.push({
+      ...e,
+      id: `e${i}`,
+      parentId: i === 0 ? null : `e${i - 1}`,
+      timestamp: t(i).toISOString(),
+    });
+  };
+  const assistant = (content: unknown[]) =>
+    add({ type: "message", message: { role: "assistant", content, stopReason: "toolUse" } });
+  add({ type: "message", message: { role: "user", content: [{ type: "text", text: "write" }] } });
+  assistant([{ type: "toolCall", id: "call_w1", name: "write", arguments: { path, content } }]);
+  add({
+    type: "message",
+    message: {
+      role: "toolResult",
+      toolCallId: "call_w1",
+      toolName: "write",
+      content: [{ type: "text", text: `Successfully wrote ${content.length} bytes to ${path}` }],
+      isError: false,
+    },
+  });
+  assistant([{ type: "toolCall", id: "call_r1", name: "read", arguments: { path } }]);
+  // the extension's answer: the read service over the branch so far
+  const deps = { cwd: w.work, home: "/nonexistent-home" };
+  const converted = new PiBranchConverter(callResolvers(deps)).branch(
+    parseSessionJsonl(entries.map((e) => JSON.stringify(e)).join("\n")),
+  );
+  const knowledge = new BranchKnowledge();
+  knowledge.sync(activeBranch(converted, converted.at(-1)!.id));
+  const served = await serveRead({ path }, knowledge, {
+    ...deps,
+    store: FsObjectStore.forCwd(w.work),
+  });
+  add({
+    type: "message",
+    message: {
+      role: "toolResult",
+      toolCallId: "call_r1",
+      toolName: "read",
+      content: [{ type: "text", text: served.decision.text }],
+      details: served.decision.details,
+      isError: false,
+    },
+  });
+  const header = {
+    type: "session",
+    version: 3,
+    id: "01a20900-0000-7000-8000-00000000a001",
+    timestamp: t(0).toISOString(),
+    cwd: w.work,
+  };
+  const file = join(
+    w.sessions,
+    "2026-11-23T16-00-00-000Z_01a20900-0000-7000-8000-00000000a001.jsonl",
+  );
+  await Deno.writeTextFile(
+    file,
+    [header, ...entries].map((e) => JSON.stringify(e)).join("\n") + "\n",
+  );
+  return { file, readText: served.decision.text };
+}
+
+Deno.test("savings: a file the model wrote and read back unchanged counts its saved bytes (issue #20)", async () => {
+  const w = await makeWorld();
+  try {
+    const content = Array.from({ length: 40 }, (_, i) => `def f${i}():\n    return ${i}\n`).join(
+      "",
+    );
+    const { file, readText } = await writeThenReadSession(w, "src/new.py", content);
+    const lines = content.split("\n").length;
+    assert.equal(readText, `[readcache: unchanged, ${lines} lines]`, "the extension's answer");
+
+    // status lists it as held: the model holds what it wrote
+    const st = json<StatusJson>(await cli(w, ["status", file, "--json"]));
+    assert.deepEqual(st.held.map((h) => `${h.path} ${h.scope}`), ["src/new.py full"]);
+
+    // savings: pi's side is lines times the bytes per line of what the model wrote (here: all of
+    // it, as pi's read of the whole file would have sent it); readcache's is the short note
+    let r!: Run;
+    await assertUnchanged(w, async () => r = await cli(w, ["savings", file, "--json"]));
+    assert.equal(r.code, 0, r.stderr);
+    const s = json<SavingsJson>(r);
+    const sent = utf8(readText);
+    const plain = Math.round((utf8(content) / lines) * lines);
+    assert.equal(plain, utf8(content));
+    assert.equal(s.sessions[0].withReadcache, true);
+    assert.deepEqual(nonZero(s.sessions[0].byMode), { unchanged: 1 });
+    assert.equal(s.sessions[0].readcacheBytes, sent);
+    assert.equal(s.sessions[0].piBytes, plain);
+    const f = s.topFiles.find((x) => x.path === join(w.work, "src/new.py"))!;
+    assert.equal(f.savedBytes, plain - sent);
+    assert.ok(f.savedBytes > 0);
+
+    const text = await cli(w, ["savings", file]);
+    const row = text.stdout.split("\n").find((l) => l.includes("/src/new.py"))!;
+    assert.match(row, new RegExp(`\\s${bytesInWords(plain - sent).replace(".", "\\.")}$`), row);
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
+
+// ---- plurals and wording: every line of the four commands, for one and for many -------------
+
+/** Countable nouns of the CLI's output, singular and plural (longest first). */
+const NOUNS: [string, string][] = [
+  ["session file", "session files"],
+  ["stored copy", "stored copies"],
+  ["other file", "other files"],
+  ["other entry", "other entries"],
+  ["replayed answer", "replayed answers"],
+  ["temporary file", "temporary files"],
+  ["pi session", "pi sessions"],
+  ["read", "reads"],
+  ["session", "sessions"],
+  ["file", "files"],
+  ["copy", "copies"],
+  ["problem", "problems"],
+  ["token", "tokens"],
+  ["entry", "entries"],
+  ["line", "lines"],
+  ["write", "writes"],
+  ["byte", "bytes"],
+  ["time", "times"],
+];
+
+/** Counts whose noun does not agree with them ("1 reads", "2 copy"), and verbs after "1 read". */
+function grammarErrors(text: string): string[] {
+  const errors: string[] = [];
+  const count = /(?<![\w.,\-/:])(\d{1,3}(?:,\d{3})+|\d+)(?![\w.,\-/:%]) ([a-z]+)(?: ([a-z]+))?/g;
+  for (const line of text.split("\n")) {
+    for (const m of line.matchAll(count)) {
+      const n = Number(m[1].replaceAll(",", ""));
+      const two = `${m[2]} ${m[3] ?? ""}`;
+      const word = [two, m[2]].find((w) => NOUNS.some((pair) => pair.includes(w)));
+      if (word === undefined) continue;
+      const hit = NOUNS.find((pair) => pair.includes(word))!;
+      if ((n === 1) !== (word === hit[0])) errors.push(`"${n} ${word}" in: ${line}`);
+    }
+    for (
+      const bad of [
+        /\b1 read \([^)]*\) show\b/,
+        /\b1 read .*they count\b/,
+        /\b1 of \d+ replayed answers? sent in full equal\b/,
+        /\b([02-9]|\d\d+) reads \([^)]*\) shows\b/,
+        /\b([02-9]|\d\d+) of \d+ replayed answers sent in full equals\b/,
+      ]
+    ) {
+      if (bad.test(line)) errors.push(`${bad} in: ${line}`);
+    }
+  }
+  return errors;
+}
+
+function assertGrammar(text: string, what: string): void {
+  const errors = grammarErrors(text);
+  assert.deepEqual(errors, [], `${what}:\n${text}`);
+}
+
+Deno.test("grammarErrors: finds what it should", () => {
+  assert.deepEqual(grammarErrors("1 reads, 2 read, 1 session files, 3 stored copy, 1 of 2 reads"), [
+    '"1 reads" in: 1 reads, 2 read, 1 session files, 3 stored copy, 1 of 2 reads',
+    '"2 read" in: 1 reads, 2 read, 1 session files, 3 stored copy, 1 of 2 reads',
+    '"1 session files" in: 1 reads, 2 read, 1 session files, 3 stored copy, 1 of 2 reads',
+    '"3 stored copy" in: 1 reads, 2 read, 1 session files, 3 stored copy, 1 of 2 reads',
+  ]);
+  assert.equal(grammarErrors("cannot be known: 1 read (9 bytes) show part; they count").length, 2);
+  assert.deepEqual(
+    grammarErrors("lines 50-60 of a, 1.6 KB, 2026-11-23 15:07 app 1a, 0 bytes, 1 byte, 46%"),
+    [],
+  );
+});
+
+Deno.test("plurals: doctor, gc and status with one of everything and with many", async () => {
+  for (const many of [false, true]) {
+    const w = await makeWorld();
+    try {
+      const n = many ? 2 : 1;
+      const old = new Date(Date.now() - 3 * HOUR);
+      const all = [...Deno.readDirSync(w.objects)].map((e) => join(w.objects, e.name)).sort();
+      if (!many) {
+        // one session, one stored copy (referred to by it)
+        await Deno.remove(w.plain);
+        const refs = new Set<string>();
+        for (const e of await rawEntries(w.readcache)) {
+          const m = e.message?.details?.readcache;
+          if (m) refs.add(m.servedHash);
+        }
+        for (const p of all.slice(1)) await Deno.remove(p);
+        const keep = all[0];
+        assert.ok(refs.has(keep.slice(-68, -4)), "the copy left is referred to");
+      }
+      const objects = [...Deno.readDirSync(w.objects)].map((e) => join(w.objects, e.name)).sort();
+      for (let i = 0; i < n; i++) {
+        await Deno.chmod(objects[i], 0o644); // a problem each
+        await Deno.writeTextFile(join(w.sessions, `not-a-session-${i}.jsonl`), "{}\n"); // skipped
+        const tmp = join(w.work, ".pi/readcache/tmp");
+        const stale = join(tmp, `12${i}-${String(i).repeat(24)}.tmp`);
+        await Deno.writeTextFile(stale, "half");
+        await Deno.utime(stale, old, old);
+        await Deno.writeTextFile(join(tmp, `13${i}-${String(i + 5).repeat(24)}.tmp`), "now");
+        await Deno.writeTextFile(join(w.objects, `README-${i}`), "not a copy"); // left alone
+      }
+      const doctorOne = await cli(w, ["doctor"]);
+      assert.equal(doctorOne.code, 1);
+      assertGrammar(doctorOne.stdout, "doctor");
+      const s = many ? "s" : "";
+      const copies = many ? "copies" : "copy";
+      for (
+        const want of [
+          `  ${objects.length} stored ${objects.length === 1 ? "copy" : "copies"}, `,
+          `of this project in ${w.sessions} (${n} other file${s} skipped: ${
+            many ? "of other projects or not pi sessions" : "of another project or not a pi session"
+          })`,
+          ` referred to by ${many ? "those sessions" : "that session"} (`,
+          `  ${n} write${s} in progress`,
+          `\n${n} problem${s}:\n`,
+          `: ${n} temporary file${s} (`,
+        ]
+      ) assert.ok(doctorOne.stdout.includes(want), `"${want}" in:\n${doctorOne.stdout}`);
+
+      // gc: first with nothing to remove but leftovers, then with unreferenced and recent copies
+      const dry = await cli(w, ["gc", "--dry-run"]);
+      assertGrammar(dry.stdout, "gc --dry-run");
+      assert.ok(
+        dry.stdout.includes(
+          `would remove 0 stored copies (0 bytes) and ${n} temporary file${s}; kept ${
+            plural(objects.length, "copy", "copies")
+          }`,
+        ),
+        dry.stdout,
+      );
+      assert.ok(dry.stdout.includes(`  ${n} other entr${many ? "ies" : "y"} left alone`));
+      for (let i = 0; i < n; i++) await addObject(w, `nobody refers to this ${i}\n`, old);
+      const doctorMore = await cli(w, ["doctor"]);
+      assertGrammar(doctorMore.stdout, "doctor");
+      assert.ok(
+        doctorMore.stdout.includes(`: ${n} stored ${copies} (`) &&
+          doctorMore.stdout.includes(`, ${n} not (`),
+        `the copies no session refers to:\n${doctorMore.stdout}`,
+      );
+      for (let i = 0; i < n; i++) {
+        await addObject(w, `written a minute ago ${i}\n`, new Date(Date.now() - 60_000));
+      }
+      const gc = await cli(w, ["gc"]);
+      assert.equal(gc.code, 0, gc.stdout + gc.stderr);
+      assertGrammar(gc.stdout, "gc");
+      assert.ok(gc.stdout.includes(`removed ${n} stored ${copies} (`), gc.stdout);
+      assert.ok(gc.stdout.includes(`  ${n} ${copies} written in the last hour kept`), gc.stdout);
+
+      const status = await cli(w, ["status", "--latest"]);
+      assertGrammar(status.stdout, "status");
+    } finally {
+      await Deno.remove(w.root, { recursive: true });
+    }
+  }
+});
+
+/** A session's figures for the pure formatters: `reads` reads, all sent in full. */
+function fakeSession(over: Partial<SavingsSession> & { reads: number }): SavingsSession {
+  return {
+    file: "/s/--w-app--/2026-11-23T15-07-58-351Z_01a208f3-160e-72b5-8686-ba2de1245b15.jsonl",
+    id: "01a208f3-160e-72b5-8686-ba2de1245b15",
+    cwd: "/w/app",
+    started: "2026-11-23T15:07:58.351Z",
+    withReadcache: true,
+    images: 0,
+    piBytes: 1000,
+    readcacheBytes: 600,
+    byMode: {
+      full: over.reads,
+      unchanged: 0,
+      unchanged_range: 0,
+      diff: 0,
+      baseline_fallback: 0,
+      plain: 0,
+    },
+    unknown: { reads: 0, bytes: 0 },
+    checked: { reads: 0, matched: 0 },
+    files: [{
+      path: "/w/app/a.py",
+      reads: over.reads,
+      repeats: over.reads - 1,
+      piBytes: 1000,
+      readcacheBytes: 600,
+      wastedBytes: 0,
+      savedBytes: 400,
+    }],
+    ...over,
+  };
+}
+
+/** The text of an HTML page, tags removed and entities decoded. */
+const pageText = (html: string) =>
+  html.replace(/<style>[\s\S]*?<\/style>/, "").replace(/<title>[^<]*<\/title>/g, "")
+    .replace(/<[^>]+>/g, "").replaceAll("&quot;", '"').replaceAll("&#39;", "'")
+    .replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll("&amp;", "&");
+
+Deno.test("plurals: savings, text and page, with one of everything and with many", () => {
+  const report = (sessions: SavingsSession[], skipped: number, problems: number) => ({
+    sessions,
+    totals: totalsOf(sessions),
+    top: topFiles(sessions, 10),
+    roots: ["/s"],
+    fromFiles: false,
+    skipped,
+    problems: Array.from({ length: problems }, (_, i) => ({
+      path: `/s/x${i}.jsonl`,
+      what: "cannot be read (permission denied): it was not counted",
+      fix: `chmod u+r /s/x${i}.jsonl`,
+    })),
+  });
+  // one: a session with readcache of one read saving 4 bytes (1 token), a replayed one with one
+  // read replayed in full and one that cannot be known
+  const oneOn = fakeSession({ reads: 1, piBytes: 104, readcacheBytes: 100 });
+  const oneReplayed = fakeSession({
+    reads: 1,
+    withReadcache: false,
+    piBytes: 104,
+    readcacheBytes: 104,
+    unknown: { reads: 1, bytes: 104 },
+    checked: { reads: 1, matched: 1 },
+  });
+  const texts = {
+    onlyOn: formatSavings(report([oneOn], 1, 1), PLAIN_STYLE, false),
+    onlyReplayed: formatSavings(report([oneReplayed], 0, 0), PLAIN_STYLE, false),
+    one: formatSavings(report([oneOn, oneReplayed], 1, 1), PLAIN_STYLE, false),
+    many: formatSavings(
+      report(
+        [
+          fakeSession({ reads: 2 }),
+          fakeSession({ reads: 3 }),
+          fakeSession({
+            reads: 4,
+            withReadcache: false,
+            unknown: { reads: 2, bytes: 90 },
+            checked: { reads: 3, matched: 1 },
+          }),
+          fakeSession({
+            reads: 2,
+            withReadcache: false,
+            unknown: { reads: 0, bytes: 0 },
+            checked: { reads: 2, matched: 2 },
+          }),
+        ],
+        2,
+        2,
+      ),
+      PLAIN_STYLE,
+      false,
+    ),
+    none: formatSavings(report([], 0, 0), PLAIN_STYLE, false),
+  };
+  for (const [name, text] of Object.entries(texts)) assertGrammar(text, `savings (${name})`);
+  const has = (text: string, ...parts: string[]) => {
+    for (const p of parts) assert.ok(text.includes(p), `"${p}" in:\n${text}`);
+  };
+  has(
+    texts.onlyOn,
+    "readcache savings: 1 session file in /s",
+    "  (1 file skipped: not a pi session file)",
+    "total: 1 read; pi 104 bytes, readcache 100 bytes: 4 bytes less (4%), about 1 token\n",
+    '  1 session with readcache ("on"): ',
+    "\n1 problem:\n",
+  );
+  has(
+    texts.onlyReplayed,
+    '  1 session without readcache ("replayed"): ',
+    "  check: 1 of 1 replayed answer sent in full equals pi's own text exactly",
+    "  cannot be known: 1 read (104 bytes) shows part of a file whose whole content the session " +
+      "never showed before; it counts as sent in full on both sides",
+  );
+  has(
+    texts.many,
+    "readcache savings: 4 session files in /s",
+    "  (2 files skipped: not pi session files)",
+    "total: 11 reads; ",
+    '  2 sessions with readcache ("on"): ',
+    '  2 sessions without readcache ("replayed"): ',
+    "  check: 3 of 5 replayed answers sent in full equal pi's own text exactly",
+    "  cannot be known: 2 reads (90 bytes) show part of a file whose whole content the session " +
+      "never showed before; they count as sent in full on both sides",
+    "\n2 problems:\n",
+  );
+  assert.ok(!texts.many.includes(" 1 of "), "1 of N: the verb agrees with 1 (not here)");
+  has(
+    formatSavings(
+      report(
+        [fakeSession({ reads: 3, withReadcache: false, checked: { reads: 3, matched: 1 } })],
+        0,
+        0,
+      ),
+      PLAIN_STYLE,
+      false,
+    ),
+    "  check: 1 of 3 replayed answers sent in full equals pi's own text exactly",
+  );
+  has(texts.none, "readcache savings: 0 session files in /s", "no pi session files found. Pass");
+  // readcache sending more than pi: said so, not "-5% less"
+  const more = formatSavings(
+    report([fakeSession({ reads: 2, piBytes: 100, readcacheBytes: 105 })], 0, 0),
+    PLAIN_STYLE,
+    false,
+  );
+  has(more, " 5% more\n", "total: 2 reads; pi 100 bytes, readcache 105 bytes: 5 bytes more (5%)");
+
+  // the page: the same counts in its words
+  for (
+    const [sessions, name] of [
+      [[oneOn, oneReplayed], "one"],
+      [[oneOn], "only on"],
+      [[fakeSession({ reads: 2 }), fakeSession({ reads: 3, withReadcache: false })], "many"],
+    ] as const
+  ) {
+    const totals = totalsOf(sessions);
+    const text = pageText(savingsHtml(sessions, totals, topFiles(sessions, 10)));
+    assertGrammar(text, `page (${name})`);
+  }
+  const onePage = pageText(savingsHtml([oneOn, oneReplayed], totalsOf([oneOn, oneReplayed]), []));
+  has(
+    onePage,
+    "2 session files, 2 reads: ",
+    "about 1 token saved",
+    "on: 1 session ran with readcache",
+    "replayed: 1 session ran without readcache",
+    "1 read (104 bytes) shows part of a file whose whole content the session never showed before; " +
+      "it counts as sent in full on both sides.",
+  );
 });

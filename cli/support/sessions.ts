@@ -16,7 +16,8 @@ import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
 import { parseSessionJsonl, type PiEntryLike } from "../../src/adapters/pi/branch.ts";
 import { HASH_PATTERN } from "../../src/core/hash.ts";
-import { CliError, EXIT_USAGE, messageOf } from "./output.ts";
+import { CliError, EXIT_USAGE, messageOf, plural } from "./output.ts";
+import { shellQuote } from "./store_scan.ts";
 
 /**
  * The header line of a pi session file.
@@ -59,6 +60,35 @@ export interface SessionFile {
   mtimeMs: number;
   /** Size in bytes. */
   bytes: number;
+}
+
+/**
+ * Why a file could not be used as a pi session file: `missing` (no such
+ * file), `unreadable` (it exists but cannot be read), `not_a_file` (a
+ * directory or a device), `not_a_session` (its first line is not a pi
+ * session header). A {@linkcode CliError}, so it ends the command with its
+ * message when not caught.
+ *
+ * @example
+ * ```ts
+ * import { SessionFileError } from "./sessions.ts";
+ * const e = new SessionFileError("not_a_session", "/x.jsonl is not a pi session file.", 2);
+ * e.kind; // "not_a_session"
+ * ```
+ */
+export class SessionFileError extends CliError {
+  /** What is wrong with the file. */
+  readonly kind: "missing" | "unreadable" | "not_a_file" | "not_a_session";
+  /** The reason in a few words ("permission denied", "no such file"). */
+  readonly why: string;
+
+  /** `exitCode` as for {@linkcode CliError}. */
+  constructor(kind: SessionFileError["kind"], message: string, exitCode: number, why?: string) {
+    super(message, exitCode);
+    this.name = "SessionFileError";
+    this.kind = kind;
+    this.why = why ?? kind.replaceAll("_", " ");
+  }
 }
 
 function expandHome(p: string): string {
@@ -125,7 +155,24 @@ export async function sessionDirFor(
   cwd: string,
   override?: string,
 ): Promise<{ dir: string; shared: boolean }> {
-  if (override !== undefined) return { dir: resolve(override), shared: true };
+  if (override !== undefined) {
+    const dir = resolve(override);
+    let isDir = false;
+    try {
+      isDir = (await stat(dir)).isDirectory();
+    } catch {
+      // missing: said below
+    }
+    if (!isDir) {
+      throw new CliError(
+        `The sessions directory ${dir} (--sessions) does not exist or is not a directory. ` +
+          "Pass the directory that holds pi's session files (.jsonl), or leave --sessions out " +
+          "to use pi's own.",
+        EXIT_USAGE,
+      );
+    }
+    return { dir, shared: true };
+  }
   const env = Deno.env.get("PI_CODING_AGENT_SESSION_DIR");
   if (env) return { dir: resolve(expandHome(env)), shared: true };
   const fromSettings = await settingsSessionDir(join(cwd, ".pi", "settings.json"), cwd) ??
@@ -154,21 +201,39 @@ export async function readSessionFile(
   try {
     info = await Deno.stat(path);
     if (!info.isFile) {
-      throw new CliError(`${path} is not a file. Pass a pi session file (.jsonl).`, exitCode);
+      throw new SessionFileError(
+        "not_a_file",
+        `${path} is not a file. Pass a pi session file (.jsonl)` +
+          (info.isDirectory ? ", not a directory." : "."),
+        exitCode,
+      );
     }
     text = await Deno.readTextFile(path);
   } catch (e) {
     if (e instanceof CliError) throw e;
-    const why = e instanceof Deno.errors.NotFound ? "no such file" : messageOf(e);
-    throw new CliError(
-      `Cannot read the session file ${path}: ${why}. ` +
-        "Pass the path of a pi session file (.jsonl), or --latest for the newest of this project.",
+    if (e instanceof Deno.errors.NotFound) {
+      throw new SessionFileError(
+        "missing",
+        `Cannot read the session file ${path}: no such file. ` +
+          "Pass the path of a pi session file (.jsonl), or --latest for the newest of this project.",
+        exitCode,
+        "no such file",
+      );
+    }
+    const fix = e instanceof Deno.errors.PermissionDenied
+      ? `Make it readable (chmod u+r ${shellQuote(path)}) or pass another session file.`
+      : "Pass the path of a readable pi session file (.jsonl).";
+    throw new SessionFileError(
+      "unreadable",
+      `Cannot read the session file ${path}: ${permissionWords(e)}. ${fix}`,
       exitCode,
+      permissionWords(e),
     );
   }
   const header = headerOf(text);
   if (header === undefined) {
-    throw new CliError(
+    throw new SessionFileError(
+      "not_a_session",
       `${path} is not a pi session file: its first line is not a session header ` +
         '({"type":"session","id":...}). Pass a file from pi\'s sessions directory.',
       exitCode,
@@ -181,6 +246,22 @@ export async function readSessionFile(
     mtimeMs: info.mtime?.getTime() ?? 0,
     bytes: info.size,
   };
+}
+
+/**
+ * A system error in words: "permission denied" for EACCES, else its message.
+ *
+ * @example
+ * ```ts
+ * import { permissionWords } from "./sessions.ts";
+ * permissionWords(new Deno.errors.PermissionDenied("EACCES")); // "permission denied"
+ * ```
+ */
+export function permissionWords(e: unknown): string {
+  return e instanceof Deno.errors.PermissionDenied ||
+      (e as { code?: string } | undefined)?.code === "EACCES"
+    ? "permission denied"
+    : messageOf(e);
 }
 
 function headerOf(text: string): SessionHeader | undefined {
@@ -223,8 +304,10 @@ async function sameDir(a: string, b: string): Promise<boolean> {
 /**
  * The session files of a project: those in its session directory
  * ({@linkcode sessionDirFor}) whose header names `cwd`. Files of other
- * projects (a shared directory) and files without a header are skipped and
- * counted. `onFile` is called once per file looked at (progress).
+ * projects (a shared directory) and files without a session header are
+ * skipped and counted; files that cannot be read are listed in `unreadable`
+ * (which project they belong to is not known). `onFile` is called once per
+ * file looked at (progress).
  *
  * @example
  * ```ts
@@ -236,22 +319,47 @@ export async function sessionsOf(
   cwd: string,
   override?: string,
   onFile?: (done: number, total: number) => void,
-): Promise<{ dir: string; files: SessionFile[]; skipped: number }> {
+): Promise<{
+  dir: string;
+  files: SessionFile[];
+  skipped: number;
+  unreadable: { path: string; why: string }[];
+}> {
   const { dir } = await sessionDirFor(cwd, override);
   const paths = await sessionFilesIn(dir);
   const files: SessionFile[] = [];
+  const unreadable: { path: string; why: string }[] = [];
   let skipped = 0;
   for (const [i, p] of paths.entries()) {
     try {
       const s = await readSessionFile(p);
       if (s.header?.cwd !== undefined && await sameDir(s.header.cwd, cwd)) files.push(s);
       else skipped++;
-    } catch {
-      skipped++;
+    } catch (e) {
+      if (e instanceof SessionFileError && e.kind === "unreadable") {
+        unreadable.push({ path: p, why: e.why });
+      } else skipped++;
     }
     onFile?.(i + 1, paths.length);
   }
-  return { dir, files, skipped };
+  return { dir, files, skipped, unreadable };
+}
+
+/**
+ * The files of a sessions directory that are not sessions of this project, in
+ * words (empty for none).
+ *
+ * @example
+ * ```ts
+ * import { skippedWords } from "./sessions.ts";
+ * skippedWords(1); // " (1 other file skipped: of another project or not a pi session)"
+ * ```
+ */
+export function skippedWords(n: number): string {
+  if (n === 0) return "";
+  return ` (${plural(n, "other file")} skipped: ${
+    n === 1 ? "of another project or not a pi session" : "of other projects or not pi sessions"
+  })`;
 }
 
 /**
@@ -282,11 +390,49 @@ export async function latestSession(cwd: string, override?: string): Promise<str
     const cwdOf = (await headerOfFile(f.path))?.cwd;
     if (cwdOf !== undefined && await sameDir(cwdOf, cwd)) return f.path;
   }
+  const other = await newestOtherProject(cwd, dir);
+  const hint = other === undefined
+    ? ""
+    : ` (pi's newest session is of ${other}: readcache status --cwd ${shellQuote(other)})`;
   throw new CliError(
-    `No pi session of ${cwd} in ${dir}. Run this in the project directory (or pass --cwd DIR, ` +
-      "or --sessions DIR when pi keeps its sessions elsewhere), or pass a session file.",
+    `No pi session of ${cwd} in ${dir}. Run readcache in the project directory pi ran in, ` +
+      `or pass that directory with --cwd DIR${hint}, or pass --sessions DIR when pi keeps its ` +
+      "sessions elsewhere, or pass a session file.",
     EXIT_USAGE,
   );
+}
+
+/**
+ * The project of the newest session file pi keeps for another directory than
+ * `cwd`: in `dir` itself (a shared directory) and in the other project
+ * directories of `<agent dir>/sessions`. Only headers are read.
+ */
+async function newestOtherProject(cwd: string, dir: string): Promise<string | undefined> {
+  const root = join(agentDir(), "sessions");
+  const dirs = new Set([dir]);
+  try {
+    for (const e of await readdir(root, { withFileTypes: true })) {
+      if (e.isDirectory()) dirs.add(join(root, e.name));
+    }
+  } catch {
+    // no sessions at all
+  }
+  const files: { path: string; mtimeMs: number }[] = [];
+  for (const d of dirs) {
+    for (const path of await sessionFilesIn(d)) {
+      try {
+        files.push({ path, mtimeMs: (await stat(path)).mtimeMs });
+      } catch {
+        // removed meanwhile
+      }
+    }
+  }
+  files.sort((a, b) => b.mtimeMs - a.mtimeMs);
+  for (const f of files) {
+    const other = (await headerOfFile(f.path))?.cwd;
+    if (other !== undefined && !(await sameDir(other, cwd))) return other;
+  }
+  return undefined;
 }
 
 /** The header of a session file from its first line (at most 64 KiB read), if it has one. */

@@ -191,3 +191,17 @@ export async function unsafeStoreDir(
 export function shellQuote(path: string): string {
   return /^[A-Za-z0-9_./@:+-]+$/.test(path) ? path : `'${path.replaceAll("'", `'\\''`)}'`;
 }
+
+/**
+ * A type of directory entry with its article: `a symbolic link`, `a named
+ * pipe`; `something else` for `other`.
+ *
+ * @example
+ * ```ts
+ * import { aType } from "./store_scan.ts";
+ * aType("directory"); // "a directory"
+ * ```
+ */
+export function aType(type: StoreEntry["type"]): string {
+  return type === "other" ? "something else" : `a ${type}`;
+}
