@@ -103,6 +103,8 @@ export type ReplayEntry =
     callId?: string;
     /** Lines of the content written (for status reports; replay does not use it). */
     totalLines?: number;
+    /** UTF-8 bytes of the content written (for status reports; replay does not use it). */
+    bytes?: number;
   }
   | {
     id: string;

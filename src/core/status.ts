@@ -181,6 +181,11 @@ export class PlainReadEstimate {
     }
     return Math.max(meta.bytes, Math.round((this.#perLine.get(meta.pathKey) ?? 0) * lines));
   }
+
+  /** The model wrote `bytes` in `lines` lines to the file (SPEC §5.8): its bytes per line. */
+  wrote(pathKey: string, bytes: number, lines: number): void {
+    if (lines > 0) this.#perLine.set(pathKey, bytes / lines);
+  }
 }
 
 /**
@@ -235,6 +240,9 @@ export function tallyReads(entries: readonly ReplayEntry[]): ReadTally {
   let served = 0;
   let plain = 0;
   for (const e of entries) {
+    if (e.kind === "wrote" && e.bytes !== undefined && e.totalLines !== undefined) {
+      estimate.wrote(e.call.pathKey, e.bytes, e.totalLines);
+    }
     if (e.kind !== "read") continue;
     const meta = e.meta === undefined ? undefined : parseReadCacheMeta(e.meta);
     if (meta === undefined) {
@@ -610,7 +618,11 @@ export function formatStatusReport(r: StatusReport, style: TextStyle = PLAIN_STY
     ? "never compacted"
     : `compacted ${r.compactions === 1 ? "once" : `${r.compactions} times`}; ` +
       "only what was read after the last compaction is still in the model's context";
-  out.push(`active branch: ${r.branchEntries} entries, ${compacted}`);
+  out.push(
+    `active branch: ${r.branchEntries} ${
+      r.branchEntries === 1 ? "entry" : "entries"
+    }, ${compacted}`,
+  );
   out.push("");
   if (r.held.length === 0) {
     out.push(style.heading("The model holds no file content from earlier reads."));

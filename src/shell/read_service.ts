@@ -283,13 +283,13 @@ export function resolveCall(
 export function resolveWriteCall(
   args: unknown,
   deps: Pick<ReadServiceDeps, "cwd" | "home">,
-): { call: ReadCall; hash: string; totalLines: number } | undefined {
+): { call: ReadCall; hash: string; totalLines: number; bytes: number } | undefined {
   const a = argsRecord(args);
   if (typeof a.content !== "string" || !a.content.isWellFormed()) return undefined;
   const call = resolveWriteTarget(args, deps);
-  return call === undefined
-    ? undefined
-    : { call, hash: sha256Hex(a.content), totalLines: countLines(a.content) };
+  if (call === undefined) return undefined;
+  const bytes = new TextEncoder().encode(a.content).length;
+  return { call, hash: sha256Hex(a.content), totalLines: countLines(a.content), bytes };
 }
 
 /**
@@ -331,7 +331,9 @@ export function resolveWriteTarget(
  */
 export function callResolvers(deps: Pick<ReadServiceDeps, "cwd" | "home">): {
   read: (args: unknown) => ReadCall | undefined;
-  write: (args: unknown) => { call: ReadCall; hash: string; totalLines: number } | undefined;
+  write: (
+    args: unknown,
+  ) => { call: ReadCall; hash: string; totalLines: number; bytes: number } | undefined;
   target: (args: unknown) => ReadCall | undefined;
 } {
   return {

@@ -69,7 +69,7 @@ export type CallResolver = (args: unknown) => ReadCall | undefined;
  */
 export type WriteResolver = (
   args: unknown,
-) => { call: ReadCall; hash: string; totalLines?: number } | undefined;
+) => { call: ReadCall; hash: string; totalLines?: number; bytes?: number } | undefined;
 
 /** Tools whose calls change files (SPEC §5.8). */
 export const FILE_CHANGING_TOOLS: ReadonlySet<string> = new Set(["write", "edit"]);
@@ -183,6 +183,7 @@ export function piEntryToReplay(
           const e: ReplayEntry = { id, parentId, kind: "wrote", call: w.call, hash: w.hash };
           if (callId !== undefined) e.callId = callId;
           if (w.totalLines !== undefined) e.totalLines = w.totalLines;
+          if (w.bytes !== undefined) e.bytes = w.bytes;
           return e;
         }
         // a write that is not proof of content still changed the file (SPEC §5.9)

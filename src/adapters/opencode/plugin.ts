@@ -1,0 +1,442 @@
+/**
+ * The OpenCode plugin: context-safe read caching for OpenCode's own `read`
+ * tool, backed by `@readcache/core`. Tested with OpenCode 1.18.33.
+ *
+ * Load it from `opencode.json` (`"plugin": ["file:///path/to/checkout/src/adapters/opencode/plugin.ts"]`)
+ * or from a file in `.opencode/plugin/` that re-exports it:
+ *
+ * ```ts ignore
+ * // .opencode/plugin/readcache.ts
+ * export { default } from "/path/to/checkout/src/adapters/opencode/plugin.ts";
+ * ```
+ *
+ * OpenCode's `read` runs as always (permissions, directories, images,
+ * instruction files); the plugin's `tool.execute.after` hook then reads the
+ * file once more, checks that its own rendering of OpenCode's output
+ * (`renderOpenCodeRead`) is byte-identical to what OpenCode produced, derives
+ * what the model holds by replaying the session's messages
+ * (`client.session.messages`, SPEC §6, mapped by `OpenCodeBranchConverter`),
+ * and asks the core for the decision (SPEC §7). A first read keeps OpenCode's
+ * text; a repeated one becomes `[readcache: unchanged, N lines]`, a range
+ * marker or a unified diff (SPEC §8). Either way `metadata.readcache` (SPEC
+ * §5.1) is added to OpenCode's own metadata; OpenCode stores it with the part,
+ * and replay reads it back. Anything unexpected (a rendering that differs, a
+ * session that cannot be fetched, CRLF files, shortened lines) leaves
+ * OpenCode's output as it is and records the read as unknown content: the
+ * plugin fails open.
+ *
+ * Set `OPENCODE_READCACHE=off` to load nothing. Bases are stored under
+ * `<project>/.opencode/readcache/` (SPEC §9, §13.4).
+ *
+ * Specified by SPEC.md §11 for pi; the OpenCode mapping is described in
+ * docs/opencode-integration-notes.md.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { env } from "node:process";
+import {
+  decidePlan,
+  type DecisionConfig,
+  type DecisionReason,
+  DEFAULT_DECISION_CONFIG,
+  planRead,
+} from "../../core/decision.ts";
+import { BranchKnowledge, type InFlightRead } from "../../core/knowledge.ts";
+import type { ReadCacheMetaV1, ReadMode } from "../../core/meta.ts";
+import {
+  MemoryObjectStore,
+  type ObjectStore,
+  type StoreProblem,
+  type StoreStats,
+} from "../../core/object_store.ts";
+import type { ScopeKey } from "../../core/scope.ts";
+import type { TruncationResult } from "../../core/truncate.ts";
+import { isInsideProject, readRegularFile, writeInFlight } from "../../shell/read_service.ts";
+import { FsObjectStore } from "../../store/fs_object_store.ts";
+import { cacheableView, coreRequest, openCodeAnswerText, scopeMatchesView } from "./answer.ts";
+import { decodeOpenCodeText, renderOpenCodeRead } from "./baseline.ts";
+import {
+  type OpenCodeBranch,
+  OpenCodeBranchConverter,
+  type OpenCodeMessageLike,
+  type OpenCodeRevertLike,
+} from "./branch.ts";
+import { openCodeReadCall, openCodeReadPath } from "./calls.ts";
+
+export * from "./answer.ts";
+export * from "./baseline.ts";
+export * from "./branch.ts";
+export * from "./calls.ts";
+export type {
+  DecisionConfig,
+  DecisionReason,
+  InFlightRead,
+  ObjectStore,
+  ReadMode,
+  ScopeKey,
+  StoreProblem,
+  StoreStats,
+  TruncationResult,
+};
+
+/**
+ * The part of OpenCode's SDK client (`PluginInput.client`) the plugin uses.
+ *
+ * @example
+ * ```ts
+ * import type { OpenCodeClientLike } from "@readcache/core/opencode";
+ * const client: OpenCodeClientLike = { session: {
+ *   messages: () => Promise.resolve({ data: [] }),
+ *   get: () => Promise.resolve({ data: { id: "ses_1" } }),
+ * } };
+ * ```
+ */
+export interface OpenCodeClientLike {
+  /** Session endpoints. */
+  session: {
+    /** Every message of a session with its parts, oldest first. */
+    messages(options: { path: { id: string } }): Promise<{ data?: unknown }>;
+    /** The session itself (its `revert` point). */
+    get(options: { path: { id: string } }): Promise<{ data?: unknown }>;
+  };
+}
+
+/**
+ * The part of OpenCode's `PluginInput` the plugin uses.
+ *
+ * @example
+ * ```ts
+ * import type { OpenCodePluginInputLike } from "@readcache/core/opencode";
+ * const input: OpenCodePluginInputLike = { directory: "/w", client: { session: {
+ *   messages: () => Promise.resolve({ data: [] }), get: () => Promise.resolve({ data: {} }),
+ * } } };
+ * ```
+ */
+export interface OpenCodePluginInputLike {
+  /** The SDK client of the running OpenCode server. */
+  client: OpenCodeClientLike;
+  /** The instance directory (relative tool paths resolve against it). */
+  directory: string;
+}
+
+/**
+ * The input of OpenCode's `tool.execute.after` hook.
+ *
+ * @example
+ * ```ts
+ * import type { ToolAfterInput } from "@readcache/core/opencode";
+ * const i: ToolAfterInput = { tool: "read", sessionID: "ses_1", callID: "call_1",
+ *   args: { filePath: "/w/a.ts" } };
+ * ```
+ */
+export interface ToolAfterInput {
+  /** The tool's id. */
+  tool: string;
+  /** The session. */
+  sessionID: string;
+  /** The tool call id. */
+  callID: string;
+  /** The call's arguments, as the model sent them. */
+  args: unknown;
+}
+
+/**
+ * The output of OpenCode's `tool.execute.after` hook: the tool's result,
+ * which the hook may change before OpenCode stores it and sends it on.
+ *
+ * @example
+ * ```ts
+ * import type { ToolAfterOutput } from "@readcache/core/opencode";
+ * const o: ToolAfterOutput = { title: "a.ts", output: "...", metadata: { truncated: false } };
+ * ```
+ */
+export interface ToolAfterOutput {
+  /** Title shown in the UI. */
+  title: string;
+  /** The text the model gets. */
+  output: string;
+  /** Stored with the part; never sent to the model. */
+  metadata: unknown;
+}
+
+/**
+ * The hooks the plugin returns (a subset of OpenCode's `Hooks`).
+ *
+ * @example
+ * ```ts
+ * import type { ReadcacheHooks } from "@readcache/core/opencode";
+ * const hooks: ReadcacheHooks = {};
+ * ```
+ */
+export interface ReadcacheHooks {
+  /** After a tool ran: caches `read` results. */
+  "tool.execute.after"?: (input: ToolAfterInput, output: ToolAfterOutput) => Promise<void>;
+  /** Before tools are sent to the model: explains the markers in `read`'s description. */
+  "tool.definition"?: (
+    input: { toolID: string },
+    output: { description: string; parameters: unknown },
+  ) => Promise<void>;
+}
+
+/**
+ * Options of {@linkcode createReadcachePlugin}.
+ *
+ * @example
+ * ```ts
+ * import type { ReadcachePluginOptions } from "@readcache/core/opencode";
+ * const o: ReadcachePluginOptions = { config: { maxDiffFileLines: 5000 } };
+ * ```
+ */
+export interface ReadcachePluginOptions {
+  /** Decision tunables (diff limits, sensitive file patterns, size cap). */
+  config?: Partial<DecisionConfig>;
+  /** Object store for a project directory; default `<directory>/.opencode/readcache`. */
+  storeFor?: (directory: string) => ObjectStore;
+}
+
+/** What the model is told about cached answers (appended to `read`'s description). */
+export const READ_DESCRIPTION_NOTE: string =
+  "If you already read the file in this conversation, the result may be a short " +
+  "'[readcache: unchanged ...]' note (your earlier output of those lines is still current) or, " +
+  "after '[readcache: N lines changed ...]', a unified diff against what you read before (hunks " +
+  "numbered as in the file). Pass bypass_cache: true to get the full content again.";
+
+/** One read served in the assistant message whose calls are running. */
+interface Served {
+  callId: string;
+  read: InFlightRead;
+}
+
+interface SessionState {
+  convert: OpenCodeBranchConverter;
+  /** The message whose tool calls are in flight, and the reads served for it, in serve order. */
+  messageId?: string;
+  served: Served[];
+}
+
+function asMessages(v: unknown): OpenCodeMessageLike[] | undefined {
+  return Array.isArray(v) ? v as OpenCodeMessageLike[] : undefined;
+}
+
+function revertOf(session: unknown): OpenCodeRevertLike | undefined {
+  const r = typeof session === "object" && session !== null
+    ? (session as { revert?: unknown }).revert
+    : undefined;
+  return typeof r === "object" && r !== null &&
+      typeof (r as { messageID?: unknown }).messageID === "string"
+    ? r as OpenCodeRevertLike
+    : undefined;
+}
+
+/**
+ * Creates the plugin: the function OpenCode calls with its `PluginInput`
+ * (a `Plugin` in `@opencode-ai/plugin` terms).
+ *
+ * @example
+ * ```ts ignore
+ * // .opencode/plugin/readcache.ts: the plugin with a smaller diff limit
+ * import { createReadcachePlugin } from "/path/to/checkout/src/adapters/opencode/plugin.ts";
+ * export default { id: "readcache", server: createReadcachePlugin({ config: { maxDiffFileLines: 5000 } }) };
+ * ```
+ */
+export function createReadcachePlugin(
+  options: ReadcachePluginOptions = {},
+): (input: OpenCodePluginInputLike) => Promise<ReadcacheHooks> {
+  return (input) => Promise.resolve(readcacheHooks(input, options));
+}
+
+function readcacheHooks(
+  input: OpenCodePluginInputLike,
+  options: ReadcachePluginOptions,
+): ReadcacheHooks {
+  const { client, directory } = input;
+  const cfg: DecisionConfig = { ...DEFAULT_DECISION_CONFIG, ...options.config };
+  const store = options.storeFor?.(directory) ??
+    new FsObjectStore(join(directory, ".opencode", "readcache"), { projectRoot: directory });
+  /** Bases of files outside the project: this process only (SPEC §13.2). */
+  const volatileStore = new MemoryObjectStore();
+  const storesFor = (pathKey: string): ObjectStore[] =>
+    cfg.persistOutsideProject || isInsideProject(pathKey, directory)
+      ? [store, volatileStore]
+      : [volatileStore];
+  const sessions = new Map<string, SessionState>();
+  let queue: Promise<unknown> = Promise.resolve();
+  const serialized = (task: () => Promise<void>): Promise<void> => {
+    const run = queue.then(task, task);
+    queue = run.catch(() => undefined);
+    return run;
+  };
+
+  const branchOf = async (
+    sessionID: string,
+    state: SessionState,
+    callID: string,
+  ): Promise<OpenCodeBranch | undefined> => {
+    const [messages, session] = await Promise.all([
+      client.session.messages({ path: { id: sessionID } }),
+      client.session.get({ path: { id: sessionID } }),
+    ]);
+    const list = asMessages(messages.data);
+    if (list === undefined) return undefined;
+    return state.convert.convert(list, {
+      directory,
+      revert: revertOf(session.data),
+      currentCallId: callID,
+    });
+  };
+
+  const serve = async (call: ToolAfterInput, output: ToolAfterOutput): Promise<void> => {
+    const args = (typeof call.args === "object" && call.args !== null ? call.args : {}) as Record<
+      string,
+      unknown
+    >;
+    const readCall = openCodeReadCall(args, directory);
+    if (readCall === undefined || typeof args.filePath !== "string") return;
+    let state = sessions.get(call.sessionID);
+    if (state === undefined) {
+      state = { convert: new OpenCodeBranchConverter(), served: [] };
+      sessions.set(call.sessionID, state);
+    }
+    const st = state;
+    const unknown = (): void =>
+      void st.served.push({ callId: call.callID, read: { call: readCall, callId: call.callID } });
+
+    const branch = await branchOf(call.sessionID, st, call.callID);
+    if (branch?.current === undefined) return; // not in its session: no metadata, unknown on replay
+    if (st.messageId !== branch.current.messageId) {
+      st.messageId = branch.current.messageId;
+      st.served = [];
+    }
+    const path = openCodeReadPath(args.filePath, directory);
+    if (!output.output.startsWith(`<path>${path}</path>\n<type>file</type>\n`)) {
+      return unknown(); // a directory, an image or a PDF: shown by OpenCode, not cached
+    }
+    const read = await readRegularFile(path, cfg.maxFileBytes).catch(() => undefined);
+    if (read?.kind !== "ok") return unknown();
+    const text = decodeOpenCodeText(read.bytes);
+    const offset = typeof args.offset === "number" ? args.offset : undefined;
+    const limit = typeof args.limit === "number" ? args.limit : undefined;
+    const view = renderOpenCodeRead({ path, text, offset, limit });
+    // the file must be what OpenCode just showed (it may have changed since), rendered alike
+    if (
+      view === undefined || !cacheableView(view, read.bytes, text) ||
+      !(output.output === view.text || output.output.startsWith(`${view.text}\n\n`))
+    ) {
+      return unknown();
+    }
+    const suffix = output.output.slice(view.text.length); // OpenCode's <system-reminder>, if any
+
+    const knowledge = new BranchKnowledge();
+    knowledge.sync(branch.entries);
+    for (const s of st.served) knowledge.recordServed(s.read);
+    // a call later in the message that reads this file was served first: its answer already
+    // stands after this one in the model's context, so this one re-anchors instead
+    const order = branch.current.callIds;
+    const mine = order.indexOf(call.callID);
+    const servedLater = st.served.some((s) =>
+      order.indexOf(s.callId) > mine && s.read.call !== undefined &&
+      (s.read.call.pathKey === readCall.pathKey || s.read.call.name === readCall.name)
+    );
+    const plan = planRead({
+      displayPath: args.filePath,
+      pathKey: readCall.pathKey,
+      ...coreRequest(view, limit),
+      bytes: read.bytes,
+      knowledge: knowledge.file(readCall.pathKey, readCall.name),
+      bypass: args.bypass_cache === true || servedLater ||
+        writeInFlight(readCall, knowledge.pendingChanges()),
+      config: options.config,
+    });
+    const stores = storesFor(readCall.pathKey);
+    const objects = new Map<string, Uint8Array | undefined>();
+    for (const hash of plan.needs) {
+      let bytes: Uint8Array | undefined;
+      for (const s of stores) {
+        bytes = await s.get(hash).catch(() => undefined);
+        if (bytes !== undefined) break;
+      }
+      objects.set(hash, bytes);
+    }
+    const decision = decidePlan(plan, objects);
+    if (decision.store !== undefined) {
+      await stores[0].put(decision.store.hash, decision.store.bytes).catch(() => undefined);
+    }
+    const meta = decision.details.readcache;
+    if (meta === undefined || !scopeMatchesView(meta, view)) return unknown();
+    const derived = openCodeAnswerText(decision, view);
+    if (decision.mode !== "full" && decision.mode !== "baseline_fallback") {
+      if (derived === undefined) return unknown();
+      output.output = derived + suffix;
+    }
+    const served: ReadCacheMetaV1 = {
+      ...meta,
+      bytes: new TextEncoder().encode(output.output).length,
+    };
+    const metadata = typeof output.metadata === "object" && output.metadata !== null
+      ? output.metadata
+      : {};
+    output.metadata = { ...metadata, readcache: served };
+    st.served.push({
+      callId: call.callID,
+      read: { meta: served, call: readCall, callId: call.callID },
+    });
+  };
+
+  return {
+    "tool.execute.after": (call, output) => {
+      if (call.tool !== "read") return Promise.resolve();
+      const before = { output: output.output, metadata: output.metadata };
+      return serialized(() =>
+        serve(call, output).catch(() => {
+          // fail open: OpenCode's own output, no metadata (unknown content on replay)
+          output.output = before.output;
+          output.metadata = before.metadata;
+          const readCall = openCodeReadCall(call.args, directory);
+          const state = sessions.get(call.sessionID);
+          if (readCall !== undefined && state !== undefined) {
+            state.served.push({
+              callId: call.callID,
+              read: { call: readCall, callId: call.callID },
+            });
+          }
+        })
+      );
+    },
+    "tool.definition": (call, output) => {
+      if (call.toolID === "read" && !output.description.includes("[readcache:")) {
+        output.description = `${output.description.trimEnd()}\n\n${READ_DESCRIPTION_NOTE}`;
+      }
+      return Promise.resolve();
+    },
+  };
+}
+
+/**
+ * The plugin with default options.
+ *
+ * @example
+ * ```ts ignore
+ * // OpenCode calls it with its PluginInput when it loads the plugin
+ * const hooks = await readcachePlugin(input);
+ * ```
+ */
+export function readcachePlugin(input: OpenCodePluginInputLike): Promise<ReadcacheHooks> {
+  return env.OPENCODE_READCACHE === "off" ? Promise.resolve({}) : createReadcachePlugin()(input);
+}
+
+/**
+ * The module OpenCode loads: `{ id, server }` (a path plugin must name
+ * itself). Other exports of this file are ignored by OpenCode's loader.
+ *
+ * @example
+ * ```ts
+ * import plugin from "@readcache/core/opencode";
+ * plugin.id; // "readcache"
+ * ```
+ */
+const readcacheModule: {
+  id: string;
+  server: (input: OpenCodePluginInputLike) => Promise<ReadcacheHooks>;
+} = { id: "readcache", server: readcachePlugin };
+export default readcacheModule;
