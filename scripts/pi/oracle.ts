@@ -3,7 +3,8 @@
 // shown (tests/pi/support/oracle/). Prints, per port, the shrunk counterexamples
 // as scenario vector JSON and a final line
 // `N sessions, N reads, N cached answers, N unsafe` (after a line with the
-// write calls and the cached answers on files the model wrote); exits 1 when any answer
+// write calls and the cached answers on files the model wrote, and one with the
+// edit calls and the cached answers on files the model edited); exits 1 when any answer
 // is unsafe (2 when a port could not run a generated vector).
 //
 //   deno task oracle [--sessions N] [--seed S] [--port reference|pi|pi-no-events|all]
@@ -117,6 +118,10 @@ function report(port: PortName, r: OracleResult, seconds: number): void {
   );
   console.log(
     `${r.writes} write calls, ${r.cachedOnWritten} cached answers on names the model wrote`,
+  );
+  console.log(
+    `${r.edits} edit calls (${r.editsRefused} refused by pi, ${r.editsFuzzy} normalised matches, ` +
+      `${r.editsUnanswered} never answered), ${r.cachedOnEdited} cached answers on names the model edited`,
   );
   console.log(
     `${r.sessions} sessions, ${r.reads} reads, ${r.cachedAnswers} cached answers, ${r.unsafe.length} unsafe`,

@@ -1,5 +1,6 @@
 // The output-level safety oracle (tests/pi/support/oracle/): unit tests of its
-// parser and checker on hand-written outputs, a fixed-seed run of generated
+// parser, its view of edits, its file model (pi's edit tool) and its checker
+// on hand-written outputs, a fixed-seed run of generated
 // sessions through the reference and the pi adapter (events on and off), the
 // checked-in scenario vectors through the oracle, and the planted-bug harness
 // (every planted bug must give unsafe answers the unmodified code does not).
@@ -7,11 +8,14 @@ import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
 import type { ScenarioOutput, StepResult } from "../../src/conformance/session_simulator.ts";
 import { type Scenario, ScenarioSchema } from "../../src/conformance/vector_schema.ts";
+import { createEditToolDefinition } from "@mariozechner/pi-coding-agent";
 import { checkScenario } from "./support/oracle/checker.ts";
+import { bytesContent, editToolArgs, FsModel, writeNameOf } from "./support/oracle/fs_model.ts";
 import { compileSession, sessionArb } from "./support/oracle/generator.ts";
 import { PLANTED_BUGS, runMutant } from "./support/oracle/mutants.ts";
 import { applyHunks, parseCached, parseShown, parseUnifiedDiff } from "./support/oracle/parse.ts";
 import { type PortName, PORTS } from "./support/oracle/ports.ts";
+import { applyEdit } from "./support/oracle/view.ts";
 import { type OracleResult, runOracle, runSession } from "./support/oracle/run.ts";
 import fc from "fast-check";
 
@@ -472,6 +476,294 @@ Deno.test("oracle checker: compaction, /tree and other names do not carry a writ
   );
 });
 
+const editTool = (edits: unknown, extra: Record<string, unknown> = {}) => ({
+  op: "editTool",
+  path: "a.txt",
+  edits,
+  ...extra,
+});
+const rep = (oldText: string, newText: string) => [{ oldText, newText }];
+const range = (start: number, end: number, total: number) => ({
+  mode: "unchanged_range",
+  text: `[readcache: unchanged in lines ${start}-${end} of ${total}]`,
+});
+
+Deno.test("oracle checker: what the model edited is what it holds", () => {
+  const E = "l1\nX\nX2\nl3\nl4\nl5\n"; // A with l2 replaced by two lines
+  const DIFF_EA = "[readcache: 3 lines changed of 6]\n--- a/a.txt\n+++ b/a.txt\n" +
+    "@@ -1,6 +1,5 @@\n l1\n-X\n-X2\n+l2\n l3\n l4\n l5";
+  assert.deepEqual(
+    unsafeOf(session([
+      [read(), full(A)],
+      [editTool(rep("l2", "X\nX2")), null],
+      [read(), unchanged(7)],
+      [read({ offset: 2, limit: 3 }), range(2, 4, 7)],
+      [{ op: "write", path: "a.txt", content: A }, null], // someone else reverts it
+      [read(), { mode: "diff", text: DIFF_EA }],
+    ])),
+    [],
+  );
+  // the file model applies pi's edit: a plain output must show the edited content
+  assert.deepEqual(unsafeOf(session([[editTool(rep("l2", "X\nX2")), null], [read(), full(A)]])), [
+    "1 full:wrong-content",
+  ]);
+  assert.deepEqual(
+    unsafeOf(session([[editTool(rep("l2", "X\nX2")), null], [read(), full(E)]])),
+    [],
+  );
+  // reverted by someone else: the model holds its edit, "unchanged" is stale
+  assert.deepEqual(
+    unsafeOf(session([
+      [read(), full(A)],
+      [editTool(rep("l2", "X")), null],
+      [{ op: "write", path: "a.txt", content: A }, null],
+      [read(), unchanged(6)],
+      [read({ offset: 3, limit: 2 }), range(3, 4, 6)], // lines it did not touch
+    ])),
+    ["3 unchanged:stale-line"],
+  );
+  // the argument shapes pi takes: a JSON string, the legacy top-level pair, both
+  for (
+    const e of [
+      editTool(JSON.stringify(rep("l2", "X"))),
+      { op: "editTool", path: "a.txt", oldText: "l2", newText: "X" },
+      editTool(rep("l4", "Y"), { oldText: "l2", newText: "X" }),
+    ]
+  ) {
+    const want = "edits" in e && "oldText" in e ? "l1\nX\nl3\nY\nl5\n" : B;
+    assert.deepEqual(
+      unsafeOf(
+        session([[read(), full(A)], [e, null], [read(), unchanged(6)], [read(), full(want)]]),
+      ),
+      [],
+      JSON.stringify(e),
+    );
+  }
+});
+
+Deno.test("oracle checker: several replacements in one call, lines shifted after each", () => {
+  const F = "l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\n";
+  // l2 -> two lines, l4+l5 -> nothing (and their line break), l7 -> one line
+  const edits = [
+    { oldText: "l7", newText: "S" },
+    { oldText: "l2", newText: "P\nQ" },
+    { oldText: "l4\nl5\n", newText: "" },
+  ];
+  assert.deepEqual(
+    unsafeOf(session([
+      [read(), full(F)],
+      [editTool(edits), null],
+      [read(), full("l1\nP\nQ\nl3\nl6\nS\nl8\n")],
+      [read(), unchanged(8)],
+    ], { "a.txt": F })),
+    [],
+  );
+  // a range read of part of the file: the lines after the edit renumbered, the rest unknown
+  assert.deepEqual(
+    unsafeOf(session([
+      [read({ offset: 2, limit: 4 }), {
+        mode: "full",
+        text: "l2\nl3\nl4\nl5\n\n[4 more lines in file. Use offset=6 to continue.]",
+      }],
+      [editTool(rep("l3", "T\nU")), null],
+      [read({ offset: 2, limit: 5 }), range(2, 6, 10)],
+      [read({ offset: 6, limit: 2 }), range(6, 7, 10)],
+      [read(), unchanged(10)],
+    ], { "a.txt": F })),
+    ["3 unchanged_range:unknown-line", "4 unchanged:unknown-line"],
+  );
+});
+
+Deno.test("oracle checker: an edit of a CRLF or BOM file keeps its line ending and BOM", () => {
+  const C = "l1\r\nl2\r\nl3\r\n";
+  assert.deepEqual(
+    unsafeOf(session([
+      [read(), full(C)],
+      [editTool(rep("l2", "X\nY")), null],
+      [read(), full("l1\r\nX\r\nY\r\nl3\r\n")],
+      [read(), unchanged(5)],
+      // someone else writes the new lines with LF: not what the model holds
+      [{ op: "write", path: "a.txt", content: "l1\r\nX\nY\nl3\r\n" }, null],
+      [read({ offset: 2, limit: 2 }), range(2, 3, 5)],
+      [read({ offset: 4, limit: 1 }), range(4, 4, 5)],
+    ], { "a.txt": C })),
+    ["5 unchanged_range:stale-line"],
+  );
+  const M = "\uFEFFl1\nl2\nl3"; // BOM, no line break at the end
+  assert.deepEqual(
+    unsafeOf(session([
+      [read(), full(M)],
+      [editTool(rep("l1\nl2", "Z")), null],
+      [read(), full("\uFEFFZ\nl3")],
+      [read(), unchanged(2)],
+      [editTool(rep("l3", "W")), null],
+      [read(), unchanged(2)],
+    ], { "a.txt": M })),
+    [],
+  );
+});
+
+Deno.test("oracle checker: a normalised (fuzzy) edit holds only what the model typed", () => {
+  const Q = "l1 it\u2019s\nl2  \nl3\nl4\n"; // a smart quote, trailing spaces
+  const steps: [Record<string, unknown>, Out][] = [
+    [read(), full(Q)],
+    [editTool(rep("l1 it's", "N")), null], // pi normalises the whole file (l2 loses its spaces)
+    [read(), full("N\nl2\nl3\nl4\n")],
+  ];
+  assert.deepEqual(unsafeOf(session(steps, { "a.txt": Q })), []);
+  assert.deepEqual(
+    unsafeOf(session([
+      ...steps.slice(0, 2),
+      [read({ offset: 1, limit: 1 }), range(1, 1, 5)], // the line it replaced: what it typed
+      [read({ offset: 3, limit: 2 }), range(3, 4, 5)], // untouched, unchanged by normalising
+      [read(), unchanged(5)], // line 2 lost its spaces: the model does not know
+    ], { "a.txt": Q })),
+    ["4 unchanged:stale-line"],
+  );
+  // a normalised match in the middle of a line: the rest of the line is pi's normalised form
+  assert.deepEqual(
+    unsafeOf(session([
+      [read(), full(Q)],
+      [editTool(rep("it's", "is")), null],
+      [read({ offset: 1, limit: 1 }), range(1, 1, 5)],
+    ], { "a.txt": Q })),
+    ["2 unchanged_range:unknown-line"],
+  );
+});
+
+Deno.test("oracle checker: edits pi refused, edits the model cannot place, edits never answered", () => {
+  // refused (not found, found twice, no such file): the model believes the file unchanged
+  for (const e of [editTool(rep("zz", "X")), editTool(rep("l", "X"))]) {
+    assert.deepEqual(
+      unsafeOf(session([[read(), full(A)], [e, null], [read(), unchanged(6)]])),
+      [],
+    );
+  }
+  assert.deepEqual(
+    unsafeOf(session([
+      [read(), full(A)],
+      [editTool(rep("x", "y"), { path: "missing.txt" }), null],
+      [read(), unchanged(6)],
+    ])),
+    [],
+  );
+  // an edit of lines it never saw: it does not know where its edit landed
+  assert.deepEqual(
+    unsafeOf(session([
+      [read({ offset: 1, limit: 2 }), {
+        mode: "full",
+        text: "l1\nl2\n\n[4 more lines in file. Use offset=3 to continue.]",
+      }],
+      [editTool(rep("l4", "X")), null],
+      [read({ offset: 1, limit: 2 }), range(1, 2, 6)],
+    ])),
+    ["2 unchanged_range:unknown-line"],
+  );
+  // after a compaction the edit has no base in the context
+  assert.deepEqual(
+    unsafeOf(session([
+      [read(), full(A)],
+      [{ op: "compact" }, null],
+      [editTool(rep("l2", "X")), null],
+      [read(), unchanged(6)],
+    ])),
+    ["3 unchanged:unknown-line"],
+  );
+  // never answered: unknown, in its turn and after it (even where the file is what it holds)
+  assert.deepEqual(
+    unsafeOf(session([
+      [read(), full(A)],
+      [editTool(rep("l2", "X"), { persist: false }), null],
+      [read({ persist: false }), unchanged(6)],
+      [read({ path: "b.txt" }), full("b")],
+      [read(), unchanged(6)],
+    ], { "a.txt": A, "b.txt": "b" })),
+    ["2 unchanged:unknown-line", "4 unchanged:unknown-line"],
+  );
+  // like a write it counts from the start of its turn: a read before it in the same message
+  assert.deepEqual(
+    unsafeOf(session([
+      [read(), full(A)],
+      [read({ persist: false }), unchanged(6)],
+      [editTool(rep("l2", "X")), null],
+      [read(), unchanged(6)],
+    ])),
+    ["1 unchanged:stale-line"],
+  );
+  // through a link: the link's name holds the edit, the target's name does not
+  assert.deepEqual(
+    unsafeOf(session([
+      [{ op: "symlink", path: "link.txt", target: "a.txt" }, null],
+      [read({ path: "link.txt" }), full(A)],
+      [read(), full(A)],
+      [editTool(rep("l2", "X"), { path: "link.txt" }), null],
+      [read({ path: "link.txt" }), unchanged(6)],
+      [read(), unchanged(6)],
+    ])),
+    ["5 unchanged:stale-line"],
+  );
+});
+
+Deno.test("oracle checker: a write of content that is not well-formed Unicode", () => {
+  // pi writes U+FFFD for the lone surrogate: the model holds what it sent, the file holds else
+  assert.deepEqual(
+    unsafeOf(session([
+      [writeTool("x\uD800y\nl2\n"), null],
+      [read({ offset: 2, limit: 1 }), range(2, 2, 3)],
+      [read(), unchanged(3)],
+      [read(), full("x\uFFFDy\nl2\n")],
+    ])),
+    ["2 unchanged:stale-line"],
+  );
+});
+
+Deno.test("oracle file model: pi's edit tool, as pi runs it on a real file", async () => {
+  // the edit calls of generated sessions, each run by pi's own tool on disk and by the model
+  const dir = await Deno.makeTempDir({ prefix: "readcache-oracle-edit-" });
+  try {
+    const tool = createEditToolDefinition(dir);
+    const outcomes = new Set<string>();
+    for (const [i, s] of fc.sample(sessionArb(), { seed: SEED, numRuns: 60 }).entries()) {
+      const v = compileSession(s, `oracle-${i}`);
+      const fs = FsModel.fromFiles(v.files);
+      for (const st of v.steps) {
+        if (st.op === "write") fs.write(st.path, st.content);
+        else if (st.op === "writeTool") fs.write(writeNameOf(st.path), st.content);
+        else if (st.op === "remove") fs.remove(st.path);
+        else if (st.op === "symlink") fs.symlink(st.path, st.target);
+        if (st.op !== "editTool") continue;
+        // the same call on f.txt holding the same bytes (or missing), in the model and on disk
+        const before = fs.read(writeNameOf(st.path));
+        const args = { ...editToolArgs(st), path: "f.txt" };
+        const model = FsModel.fromFiles(
+          before === undefined ? {} : { "f.txt": bytesContent(before) },
+        );
+        const want = model.edit(args);
+        await Deno.remove(`${dir}/f.txt`).catch(() => {});
+        if (before !== undefined) await Deno.writeFile(`${dir}/f.txt`, before);
+        let got: { ok: true } | { ok: false; error: string };
+        try {
+          const input = tool.prepareArguments!(structuredClone(args));
+          await tool.execute("id", input, undefined, undefined, undefined!);
+          got = { ok: true };
+        } catch (e) {
+          got = { ok: false, error: (e as Error).message };
+        }
+        const what = JSON.stringify(st);
+        assert.deepEqual(got, want.ok ? { ok: true } : want, what);
+        if (before !== undefined) {
+          assert.deepEqual(await Deno.readFile(`${dir}/f.txt`), model.read("f.txt"), what);
+        }
+        outcomes.add(want.ok ? (want.fuzzy ? "fuzzy" : "exact") : want.error.split(" ")[0]);
+        fs.edit(editToolArgs(st));
+      }
+    }
+    for (const o of ["exact", "fuzzy", "Could", "Found"]) assert.ok(outcomes.has(o), o);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 // ------------------------------------------------------- generated sessions
 
 Deno.test("oracle generator: vectors are valid and deterministic", () => {
@@ -487,6 +779,64 @@ Deno.test("oracle generator: vectors are valid and deterministic", () => {
   assert.ok(writes.length > 25, `write calls in 50 sessions: ${writes.length}`);
   assert.ok(writes.some((s) => s.persist === false), "some write calls never return");
   assert.ok(writes.some((s) => s.path.startsWith("@") || s.path.startsWith("./")));
+  assert.ok(writes.some((s) => s.content.includes("\uD800")), "some write content is not Unicode");
+  const edits = a.flatMap((v) => v.steps).filter((s) => s.op === "editTool");
+  assert.ok(edits.length > 25, `edit calls in 50 sessions: ${edits.length}`);
+  assert.ok(edits.some((s) => s.persist === false), "some edit calls never return");
+  assert.ok(edits.some((s) => typeof s.edits === "string"), "edits sent as a JSON string");
+  assert.ok(edits.some((s) => s.oldText !== undefined), "the legacy shape");
+  assert.ok(
+    edits.some((s) => Array.isArray(s.edits) && s.edits.length > 1),
+    "several replacements",
+  );
+  const files = a.flatMap((v) => Object.values(v.files)).filter((c) => typeof c === "string");
+  assert.ok(files.some((c) => c.includes("\r\n")) && files.some((c) => c.startsWith("\uFEFF")));
+});
+
+Deno.test("oracle view: where an edit lands in what the model holds", () => {
+  const view = (lines: string[], end: number | null = lines.length, from = 1) => ({
+    lines: new Map(lines.map((l, i) => [from + i, l])),
+    end,
+  });
+  const held = (v: { lines: Map<number, string>; end: number | null }) => ({
+    lines: [...v.lines].sort((x, y) => x[0] - y[0]),
+    end: v.end,
+  });
+  // a match ending with a line break joins the next line into the replacement
+  assert.deepEqual(held(applyEdit(view(["a", "b", "c", ""]), rep("b\n", "x\ny\n"))), {
+    lines: [[1, "a"], [2, "x"], [3, "y"], [4, "c"], [5, ""]],
+    end: 5,
+  });
+  assert.deepEqual(held(applyEdit(view(["a", "b", "c"]), rep("a\nb\nc", ""))), {
+    lines: [[1, ""]],
+    end: 1,
+  });
+  // two replacements on one line
+  assert.deepEqual(
+    held(applyEdit(view(["ab", "c"]), [{ oldText: "a", newText: "1\n2" }, {
+      oldText: "b",
+      newText: "3",
+    }])),
+    { lines: [[1, "1"], [2, "23"], [3, "c"]], end: 3 },
+  );
+  // known stretches around unknown lines: those after the edit shift, unknown ones stay unknown
+  assert.deepEqual(held(applyEdit(view(["a", "b"], null, 3), rep("a", "x\ny"))), {
+    lines: [[3, "x"], [4, "y"], [5, "b"]],
+    end: null,
+  });
+  // CRLF lines: the new lines end with CR, the last one like the line it replaced
+  assert.deepEqual(held(applyEdit(view(["a\r", "b"]), rep("a\nb", "x\ny\nz"))), {
+    lines: [[1, "x\r"], [2, "y\r"], [3, "z"]],
+    end: 3,
+  });
+  // mixed endings: the new lines are unknown, the others shift
+  assert.deepEqual(held(applyEdit(view(["a\r", "b", "c", ""]), rep("b", "x\ny"))), {
+    lines: [[1, "a\r"], [4, "c"], [5, ""]],
+    end: 5,
+  });
+  // the old text twice in the view, or nowhere: the model does not know where its edit landed
+  assert.deepEqual(held(applyEdit(view(["a", "a"]), rep("a", "x"))), { lines: [], end: null });
+  assert.deepEqual(held(applyEdit(view(["a", "b"]), rep("z", "x"))), { lines: [], end: null });
 });
 
 function explain(port: string, sessions: number, r: OracleResult): string {
@@ -517,6 +867,9 @@ for (const [port, sessions] of [["reference", 250], ["pi", 150], ["pi-no-events"
     assert.ok(r.cachedAnswers > sessions / 2, "the sessions exercise cached answers");
     assert.ok(r.writes > sessions / 2, "the sessions exercise write calls");
     assert.ok(r.cachedOnWritten > sessions / 10, "cached answers on files the model wrote");
+    assert.ok(r.edits > sessions / 2, "the sessions exercise edit calls");
+    assert.ok(r.editsRefused > 0 && r.editsFuzzy > 0 && r.editsUnanswered > 0, "edit outcomes");
+    assert.ok(r.cachedOnEdited > sessions / 10, "cached answers on files the model edited");
     assert.ok(r.errors.length === 0 && r.unsafe.length === 0, explain(port, sessions, r));
   });
 }

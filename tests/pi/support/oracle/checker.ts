@@ -8,8 +8,8 @@
 //
 // The model (pi semantics):
 // - Turns: a turn is one assistant message carrying tool calls, the calls
-//   being the `read` and `writeTool` steps; a call step starts a new turn
-//   unless the previous call step had `persist: false` (it has not
+//   being the `read`, `writeTool` and `editTool` steps; a call step starts a
+//   new turn unless the previous call step had `persist: false` (it has not
 //   returned); `write`, `remove`, `symlink` and `storeFault` steps may sit
 //   between the calls of a turn (SPEC §10); any other step ends it.
 // - Context: the outputs of the persisted reads and the write calls on the
@@ -25,7 +25,24 @@
 //   Compaction, `/tree`, fork and restart treat it as the message it is in.
 //   The write itself (pi's `write` tool: UTF-8, through links, path resolved
 //   like a read's minus the `path:N-M` shorthand) changes the file model
-//   when its step runs.
+//   when its step runs. A write of content that is not well-formed Unicode
+//   (a lone surrogate) is what the model believes it wrote; pi writes U+FFFD
+//   in its place, so the file holds something else.
+// - Edit calls (`editTool`, pi's `edit` tool) sit in the assistant message
+//   like write calls and count from the START of their turn too. What one
+//   tells the model depends on its result: a successful edit whose result is
+//   in the session is what the model believes it wrote, its view at that
+//   point with each replacement applied where the view shows the old text
+//   (view.ts `applyEdit`: exact edits of lines it holds are known, CR endings
+//   of a CRLF file kept; a normalised ("fuzzy") match is known only where the
+//   model replaced whole lines; an edit the model cannot place in its view
+//   makes the name UNKNOWN); an edit pi refused (not found, found twice, no
+//   file, ...) tells the model the file is unchanged (nothing); an edit that
+//   never returned makes the name UNKNOWN like such a write. The outcome is
+//   the edit step's (the turn's file changes before it replayed on a copy of
+//   the file model). The edit itself is pi's edit tool on the file model
+//   (fs_model.ts: BOM, line endings, exact then normalised matching, a
+//   normalised match rewriting the whole file normalised).
 // - Names: a view per name as typed and resolved against cwd (`a.txt`,
 //   `./a.txt`, `sub/../a.txt`, `@a.txt` are one name; a symlink is its own
 //   name, never its target's).
@@ -51,7 +68,14 @@
 // `unparseable` or `wrong-content`.
 import type { ScenarioOutput, StepResult } from "../../../../src/conformance/session_simulator.ts";
 import type { Scenario } from "../../../../src/conformance/vector_schema.ts";
-import { type FileText, FsModel, type ResolvedRead, resolveRead, writeNameOf } from "./fs_model.ts";
+import {
+  editToolArgs,
+  type FileText,
+  FsModel,
+  type ResolvedRead,
+  resolveRead,
+  writeNameOf,
+} from "./fs_model.ts";
 import { applyHunks, type CachedAnswer, changedLines, parseCached, parseShown } from "./parse.ts";
 import { SessionTree, startsTurn, turnCalls } from "./session_model.ts";
 import {
@@ -102,13 +126,34 @@ export interface AnswerCounts {
   writes: number;
   /** Cached answers for a name a write call in the model's context names. */
   cachedOnWritten: number;
+  /** `editTool` steps. */
+  edits: number;
+  /** Answered edit calls pi refused (the file unchanged: not found, found twice, no file, ...). */
+  editsRefused: number;
+  /** Edit calls pi applied with its normalised match (the whole file rewritten normalised). */
+  editsFuzzy: number;
+  /** Edit calls that never returned (`persist: false`). */
+  editsUnanswered: number;
+  /** Cached answers for a name an edit call in the model's context names. */
+  cachedOnEdited: number;
   /** Results by mode (`error` for failed reads, `null` for plain reads). */
   modes: Record<string, number>;
 }
 
 /** Counts that start at zero. */
 export function zeroCounts(): AnswerCounts {
-  return { reads: 0, cachedAnswers: 0, writes: 0, cachedOnWritten: 0, modes: {} };
+  return {
+    reads: 0,
+    cachedAnswers: 0,
+    writes: 0,
+    cachedOnWritten: 0,
+    edits: 0,
+    editsRefused: 0,
+    editsFuzzy: 0,
+    editsUnanswered: 0,
+    cachedOnEdited: 0,
+    modes: {},
+  };
 }
 
 /** Adds the counts of `from` to `into`. */
@@ -117,6 +162,11 @@ export function addCounts(into: AnswerCounts, from: AnswerCounts): void {
   into.cachedAnswers += from.cachedAnswers;
   into.writes += from.writes;
   into.cachedOnWritten += from.cachedOnWritten;
+  into.edits += from.edits;
+  into.editsRefused += from.editsRefused;
+  into.editsFuzzy += from.editsFuzzy;
+  into.editsUnanswered += from.editsUnanswered;
+  into.cachedOnEdited += from.cachedOnEdited;
   for (const [m, n] of Object.entries(from.modes)) into.modes[m] = (into.modes[m] ?? 0) + n;
 }
 
@@ -130,6 +180,8 @@ interface Payload {
   effect: Effect;
   /** A write call (its content, or its unknown outcome), not a read output. */
   write?: true;
+  /** An edit call (its replacements, or its unknown outcome), not a read output. */
+  edit?: true;
 }
 
 /** What a write call tells the model of the name it wrote (at the start of its turn). */
@@ -137,6 +189,20 @@ function writeEffect(step: { content: string; persist?: boolean }): Effect {
   return step.persist === false
     ? { kind: "unknown" }
     : { kind: "shown", start: 1, lines: step.content.split("\n"), eof: true };
+}
+
+/**
+ * What an edit call tells the model of the name it edited (at the start of
+ * its turn): `outcome` is what pi's edit did when the step ran.
+ */
+function editEffect(
+  step: { persist?: boolean },
+  outcome: { ok: boolean; edits?: { oldText: string; newText: string }[] },
+): Effect {
+  if (step.persist === false) return { kind: "unknown" };
+  return outcome.ok && outcome.edits !== undefined
+    ? { kind: "edit", edits: outcome.edits }
+    : { kind: "nothing" };
 }
 
 interface Verdict {
@@ -364,10 +430,18 @@ export function checkScenario(vector: Scenario, output: ScenarioOutput): CheckRe
     if (!startsTurn(vector.steps, index)) return;
     endTurn();
     const writes: Payload[] = [];
-    for (const i of turnCalls(vector.steps, index)) {
+    // the turn's file changes replayed on a copy, to know what each edit call of it will do
+    const ahead = fs.clone();
+    for (let i = index, calls = turnCalls(vector.steps, index); i <= calls[calls.length - 1]; i++) {
       const s = vector.steps[i];
-      if (s.op !== "writeTool") continue;
-      writes.push({ name: writeNameOf(s.path), effect: writeEffect(s), write: true });
+      if (s.op === "writeTool") {
+        writes.push({ name: writeNameOf(s.path), effect: writeEffect(s), write: true });
+      } else if (s.op === "editTool" && calls.includes(i)) {
+        const effect = editEffect(s, ahead.edit(editToolArgs(s)));
+        writes.push({ name: writeNameOf(s.path), effect, edit: true });
+        continue;
+      }
+      applyFileStep(ahead, s);
     }
     if (writes.length > 0) {
       tree.appendAll("turn", writes);
@@ -392,6 +466,7 @@ export function checkScenario(vector: Scenario, output: ScenarioOutput): CheckRe
         if (!("error" in r) && r.mode !== null && CACHED_MODES.includes(r.mode)) {
           report.cachedAnswers++;
           if (context.some((p) => p.write)) report.cachedOnWritten++;
+          if (context.some((p) => p.edit)) report.cachedOnEdited++;
         }
         const mode = "error" in r ? "error" : String(r.mode);
         report.modes[mode] = (report.modes[mode] ?? 0) + 1;
@@ -427,14 +502,24 @@ export function checkScenario(vector: Scenario, output: ScenarioOutput): CheckRe
           endTurn();
         }
         return;
+      case "editTool": {
+        call(index);
+        report.edits++;
+        // pi's edit tool: through links, the file must exist, exact then normalised matching
+        const out = fs.edit(editToolArgs(step));
+        if (step.persist === false) report.editsUnanswered++;
+        else if (!out.ok) report.editsRefused++;
+        if (out.ok && out.fuzzy) report.editsFuzzy++;
+        if (step.persist !== false) {
+          tree.append("result");
+          endTurn();
+        }
+        return;
+      }
       case "write":
-        fs.write(step.path, step.content);
-        return;
       case "remove":
-        fs.remove(step.path);
-        return;
       case "symlink":
-        fs.symlink(step.path, step.target);
+        applyFileStep(fs, step);
         return;
       case "storeFault":
         // not a session entry: the reads around it can be calls of one turn (SPEC §10)
@@ -466,4 +551,25 @@ export function checkScenario(vector: Scenario, output: ScenarioOutput): CheckRe
     }
   });
   return report;
+}
+
+/** Applies what a step does to the files, on a file model (reads and tree steps do nothing). */
+function applyFileStep(fs: FsModel, step: Scenario["steps"][number]): void {
+  switch (step.op) {
+    case "write":
+      fs.write(step.path, step.content);
+      return;
+    case "remove":
+      fs.remove(step.path);
+      return;
+    case "symlink":
+      fs.symlink(step.path, step.target);
+      return;
+    case "writeTool":
+      fs.write(writeNameOf(step.path), step.content);
+      return;
+    case "editTool":
+      fs.edit(editToolArgs(step));
+      return;
+  }
 }

@@ -1,12 +1,99 @@
 // The oracle's own model of the working directory: regular files and
 // symbolic links under relative names, driven by the scenario steps `write`,
-// `remove`, `symlink` and `writeTool` exactly as the runners apply them to a
-// real directory (`writeFileSync` and pi's write tool follow links, `rmSync`
-// removes the link itself, `symlink` is `ln -sfn`). It also resolves what
-// the model typed the way pi's read tool does (one leading `@`, relative to
-// cwd, `.`/`..` folded lexically, `path:N-M` shorthand) and the way its write
-// tool does (the same without the shorthand). Independent of src/: nothing
-// here is imported from the implementation.
+// `remove`, `symlink`, `writeTool` and `editTool` exactly as the runners apply
+// them to a real directory (`writeFileSync` and pi's write and edit tools
+// follow links, `rmSync` removes the link itself, `symlink` is `ln -sfn`).
+// An edit is pi's own edit tool: its argument preparation and its text
+// functions (pi's `edit-diff.js`, loaded from the pi package: BOM, line
+// endings, exact then normalised matching, its errors), composed the way its
+// `execute` composes them. It also resolves what the model typed the way pi's
+// read tool does (one leading `@`, relative to cwd, `.`/`..` folded
+// lexically, `path:N-M` shorthand) and the way its write and edit tools do
+// (the same without the shorthand). Independent of src/: nothing here is
+// imported from the implementation.
+import { createEditToolDefinition } from "@mariozechner/pi-coding-agent";
+
+/** One replacement of an edit call. */
+export interface Replacement {
+  oldText: string;
+  newText: string;
+}
+
+/** pi's edit helpers (`dist/core/tools/edit-diff.js`; the package index does not export them). */
+interface PiEditDiff {
+  stripBom(text: string): { bom: string; text: string };
+  detectLineEnding(text: string): "\r\n" | "\n";
+  normalizeToLF(text: string): string;
+  restoreLineEndings(text: string, ending: "\r\n" | "\n"): string;
+  normalizeForFuzzyMatch(text: string): string;
+  fuzzyFindText(content: string, oldText: string): { found: boolean; usedFuzzyMatch: boolean };
+  applyEditsToNormalizedContent(
+    content: string,
+    edits: Replacement[],
+    path: string,
+  ): { baseContent: string; newContent: string };
+}
+
+/** pi's own edit helpers, from the installed pi package. */
+export const PI_EDIT: PiEditDiff = await import(
+  new URL("./core/tools/edit-diff.js", import.meta.resolve("@mariozechner/pi-coding-agent")).href
+);
+
+/** pi's edit tool, for its argument preparation (`prepareArguments`). */
+const PI_EDIT_TOOL = createEditToolDefinition("/");
+
+/** The arguments an `editTool` step sends, in the shape the step gives them. */
+export function editToolArgs(step: {
+  path: string;
+  edits?: Replacement[] | string;
+  oldText?: string;
+  newText?: string;
+}): Record<string, unknown> {
+  const args: Record<string, unknown> = { path: step.path };
+  if (step.edits !== undefined) args.edits = structuredClone(step.edits);
+  if (step.oldText !== undefined) args.oldText = step.oldText;
+  if (step.newText !== undefined) args.newText = step.newText;
+  return args;
+}
+
+/**
+ * An edit call's arguments as pi's edit tool takes them: its own
+ * `prepareArguments` (an `edits` list sent as a JSON string is parsed, the
+ * legacy `oldText`/`newText` appended as one more replacement), then the
+ * checks its schema makes (a path, a non-empty list of `{oldText, newText}`
+ * strings, nothing else). `undefined` for a call pi rejects before it runs.
+ */
+export function editCallOf(
+  args: Record<string, unknown>,
+): { path: string; edits: Replacement[] } | undefined {
+  const prepared = PI_EDIT_TOOL.prepareArguments!(structuredClone(args)) as Record<
+    string,
+    unknown
+  >;
+  const { path, edits } = prepared;
+  if (typeof path !== "string" || !Array.isArray(edits) || edits.length === 0) return undefined;
+  if (Object.keys(prepared).some((k) => k !== "path" && k !== "edits")) return undefined;
+  const out: Replacement[] = [];
+  for (const e of edits) {
+    if (typeof e !== "object" || e === null) return undefined;
+    const { oldText, newText, ...rest } = e as Record<string, unknown>;
+    if (typeof oldText !== "string" || typeof newText !== "string") return undefined;
+    if (Object.keys(rest).length > 0) return undefined;
+    out.push({ oldText, newText });
+  }
+  return { path, edits: out };
+}
+
+/** What an edit call did. */
+export type EditOutcome =
+  | {
+    ok: true;
+    /** The replacements sent. */
+    edits: Replacement[];
+    /** pi needed its normalised match (the whole file was rewritten normalised). */
+    fuzzy: boolean;
+  }
+  | { ok: false; error: string };
 
 /** A node of the model: a regular file or a symbolic link. */
 export type FsNode =
@@ -216,6 +303,42 @@ export class FsModel {
   /** The `remove` step: removes the file or the link itself. */
   remove(rel: string): void {
     this.nodes.delete(normalizeRel(rel));
+  }
+
+  /**
+   * An `editTool` step: pi's edit tool. The path resolves like a write's
+   * (links followed); the file must exist (pi checks access first); its bytes
+   * are decoded as UTF-8 (invalid bytes become U+FFFD, a BOM is kept and
+   * stripped before matching), the line ending found first is noted, the text
+   * normalised to LF and every replacement matched against it with pi's own
+   * function (which throws pi's errors: empty, not found, found twice,
+   * overlapping, no change); then the line ending and the BOM are restored
+   * and the text written as UTF-8.
+   */
+  edit(args: Record<string, unknown>): EditOutcome {
+    const call = editCallOf(args);
+    if (call === undefined) return { ok: false, error: "Edit tool input is invalid." };
+    const file = this.resolveFile(writeNameOf(call.path));
+    const node = file === undefined ? undefined : this.nodes.get(file);
+    if (file === undefined || node?.kind !== "file") {
+      return { ok: false, error: `Could not edit file: ${call.path}. Error code: ENOENT.` };
+    }
+    const { bom, text } = PI_EDIT.stripBom(LOSSY.decode(node.bytes));
+    const ending = PI_EDIT.detectLineEnding(text);
+    const normalized = PI_EDIT.normalizeToLF(text);
+    let newContent: string;
+    try {
+      newContent = PI_EDIT.applyEditsToNormalizedContent(normalized, call.edits, call.path)
+        .newContent;
+    } catch (e) {
+      return { ok: false, error: e instanceof Error ? e.message : String(e) };
+    }
+    const fuzzy = call.edits.some((e) =>
+      PI_EDIT.fuzzyFindText(normalized, PI_EDIT.normalizeToLF(e.oldText)).usedFuzzyMatch
+    );
+    const out = bom + PI_EDIT.restoreLineEndings(newContent, ending);
+    this.nodes.set(file, { kind: "file", bytes: ENCODER.encode(out) });
+    return { ok: true, edits: call.edits, fuzzy };
   }
 
   /** The `symlink` step: creates or replaces `rel` as a link to `target`. */

@@ -4,7 +4,12 @@
 // turns it into a concrete vector against the oracle's own file model
 // (edits are computed from the current content, ranges from the current
 // line count, reverts pick an earlier content, the content of a write call
-// is a fresh version, the current content or an edit of it), and
+// is a fresh version, the current content or an edit of it, now and then
+// with a lone surrogate; the replacements of an edit call are taken from the
+// current content, mostly 1-3 lines the model was shown, some typed for
+// pi's normalised match, some not in the file or in it twice; a change by
+// someone else after an edit call can revert it, revert part of it or edit
+// further), and
 // `sanitizeScenario` drops the steps a runner could not execute (a label
 // before the first entry, a navigation to a label outside the current
 // session, a range refresh of a missing file, a storeFault before anything
@@ -19,10 +24,12 @@ import {
 import {
   bytesContent,
   contentBytes,
+  editToolArgs,
   fileText,
   FsModel,
   nameOf,
   relativeTarget,
+  type Replacement,
   resolveRead,
   strictText,
   type VectorContent,
@@ -56,6 +63,12 @@ const NEW_NAMES = ["new.txt", "sub/new.txt"];
 interface SmallSpec {
   lines: number;
   eol: boolean;
+  /** CRLF line endings. */
+  crlf?: boolean;
+  /** A UTF-8 BOM. */
+  bom?: boolean;
+  /** Smart quotes, dashes and trailing spaces on some lines (what pi's normalised match rewrites). */
+  fancy?: boolean;
 }
 interface BigSpec {
   lines: number;
@@ -93,7 +106,13 @@ export type AEdit =
   | { k: "delete"; at: number }
   | { k: "eol" }
   | { k: "binary"; at: number }
-  | { k: "restore" };
+  | { k: "restore" }
+  /** The content before the model's last edit call of the file. */
+  | { k: "unedit" }
+  /** The model's last edit of the file with one of its changes undone. */
+  | { k: "partial"; i: number }
+  /** The model's last edit of the file, then more on its first new line. */
+  | { k: "further"; w: number };
 
 /** One read. */
 export interface ARead {
@@ -111,7 +130,9 @@ export type AWriteContent =
   /** A fresh version: `lines` lines of the file's kind, words shifted by `shift`. */
   | { k: "fresh"; lines: number; shift: number; eol: boolean }
   /** The current content as it is. */
-  | { k: "same" };
+  | { k: "same" }
+  /** The current content with a lone surrogate on one line (pi writes U+FFFD in its place). */
+  | { k: "lone"; at: number };
 
 /** One call of pi's `write` tool (`f` picks a name like a read's, 300+k a new file). */
 export interface AWrite {
@@ -121,10 +142,45 @@ export interface AWrite {
   persist: boolean;
 }
 
+/** One replacement of an edit call, computed from the current content when compiled. */
+export interface ARep {
+  /**
+   * `exact` whole lines as the file has them, `part` the start of a line,
+   * `fuzzy` lines typed for pi's normalised match (ASCII quotes and dashes,
+   * no trailing spaces, or a trailing space too many), `missing` text not in
+   * the file, `dup` a word most lines have, `stale` a line of an earlier
+   * content.
+   */
+  k: "exact" | "part" | "fuzzy" | "missing" | "dup" | "stale";
+  at: number;
+  /** Lines of the old text. */
+  n: number;
+  /** Lines of the new text (0: the empty string). */
+  add: number;
+  w: number;
+  /** The old and new text end with a line break. */
+  nl: boolean;
+}
+
+/** One call of pi's `edit` tool (`f` picks a name like a write's). */
+export interface AEditCall {
+  f: number;
+  form: number;
+  /** 0-6 an `edits` list, 7 the list as a JSON string, 8 the legacy top-level `oldText`/`newText`, 9 both. */
+  shape: number;
+  reps: ARep[];
+  /** Place the replacements in lines a read showed (else anywhere in the file). */
+  seen: boolean;
+  /** Place them in the lines of this read (0: the newest), not of any recent one. */
+  inRead?: number;
+  persist: boolean;
+}
+
 /** One abstract step. */
 export type AStep =
   | ({ t: "read" } & ARead)
   | ({ t: "writeTool" } & AWrite)
+  | ({ t: "editTool" } & AEditCall)
   | { t: "edit"; f: number; e: AEdit }
   | { t: "remove"; f: number }
   | { t: "symlink"; l: number; target: number }
@@ -216,6 +272,23 @@ const editArb: fc.Arbitrary<AEdit> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ k: "eol" as const }) },
   { weight: 1, arbitrary: fc.record({ k: fc.constant("binary" as const), at }) },
   { weight: 1, arbitrary: fc.constant({ k: "restore" as const }) },
+  { weight: 1, arbitrary: fc.constant({ k: "unedit" as const }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ k: fc.constant("partial" as const), i: fc.nat({ max: 2 }) }),
+  },
+  { weight: 1, arbitrary: fc.record({ k: fc.constant("further" as const), w: word }) },
+);
+
+/** A change by someone else right after an edit call: mostly about that edit. */
+const postEditArb: fc.Arbitrary<AEdit> = fc.oneof(
+  { weight: 3, arbitrary: fc.constant({ k: "unedit" as const }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ k: fc.constant("partial" as const), i: fc.nat({ max: 2 }) }),
+  },
+  { weight: 2, arbitrary: fc.record({ k: fc.constant("further" as const), w: word }) },
+  { weight: 2, arbitrary: editArb },
 );
 
 const readArb = (persist: fc.Arbitrary<boolean>): fc.Arbitrary<ARead> =>
@@ -244,6 +317,7 @@ const writeContentArb: fc.Arbitrary<AWriteContent> = fc.oneof(
     }),
   },
   { weight: 2, arbitrary: fc.constant({ k: "same" as const }) },
+  { weight: 1, arbitrary: fc.record({ k: fc.constant("lone" as const), at }) },
 );
 
 /** A name to write: mostly one a read could pick, sometimes a file no session starts with. */
@@ -255,12 +329,60 @@ const writeFileIx = fc.oneof(
 const writeArb = (persist: fc.Arbitrary<boolean>): fc.Arbitrary<AWrite> =>
   fc.record({ f: writeFileIx, form: fc.nat({ max: 9 }), c: writeContentArb, persist });
 
+const repArb: fc.Arbitrary<ARep> = fc.record({
+  k: fc.oneof(
+    { weight: 14, arbitrary: fc.constant("exact" as const) },
+    { weight: 2, arbitrary: fc.constant("part" as const) },
+    { weight: 2, arbitrary: fc.constant("fuzzy" as const) },
+    { weight: 1, arbitrary: fc.constant("missing" as const) },
+    { weight: 1, arbitrary: fc.constant("dup" as const) },
+    { weight: 1, arbitrary: fc.constant("stale" as const) },
+  ),
+  at,
+  n: fc.oneof(
+    { weight: 3, arbitrary: fc.constant(1) },
+    { weight: 2, arbitrary: fc.integer({ min: 2, max: 3 }) },
+  ),
+  add: fc.oneof(
+    { weight: 4, arbitrary: fc.constant(1) },
+    { weight: 2, arbitrary: fc.integer({ min: 2, max: 3 }) },
+    { weight: 1, arbitrary: fc.constant(0) },
+  ),
+  w: word,
+  nl: fc.nat({ max: 3 }).map((n) => n === 0),
+});
+
+/** A name to edit: mostly a regular file, sometimes any name, now and then one that may not exist. */
+const editFileIx = fc.oneof(
+  { weight: 8, arbitrary: fileIx.map((i) => 100 + i) },
+  { weight: 3, arbitrary: fileIx },
+  { weight: 1, arbitrary: fc.constantFrom(300, 301) },
+);
+
+const editCallArb = (persist: fc.Arbitrary<boolean>): fc.Arbitrary<AEditCall> =>
+  fc.record({
+    f: editFileIx,
+    form: fc.nat({ max: 9 }),
+    shape: fc.nat({ max: 9 }),
+    reps: fc.oneof(
+      { weight: 6, arbitrary: fc.array(repArb, { minLength: 1, maxLength: 1 }) },
+      { weight: 2, arbitrary: fc.array(repArb, { minLength: 2, maxLength: 2 }) },
+      { weight: 1, arbitrary: fc.array(repArb, { minLength: 3, maxLength: 3 }) },
+    ),
+    seen: fc.nat({ max: 4 }).map((n) => n !== 0),
+    persist,
+  });
+
 const stepArb = (o: Required<GeneratorOptions>): fc.Arbitrary<AStep> =>
   fc.oneof(
     { weight: 10, arbitrary: readArb(persistMostly).map((r) => ({ t: "read" as const, ...r })) },
     {
       weight: 7,
       arbitrary: writeArb(persistMostly).map((w) => ({ t: "writeTool" as const, ...w })),
+    },
+    {
+      weight: 6,
+      arbitrary: editCallArb(persistMostly).map((e) => ({ t: "editTool" as const, ...e })),
     },
     { weight: 6, arbitrary: fc.record({ t: fc.constant("edit" as const), f: fileIx, e: editArb }) },
     { weight: 1, arbitrary: fc.record({ t: fc.constant("remove" as const), f: fileIx }) },
@@ -515,10 +637,153 @@ function pattern(
   }
 }
 
+/** The edit patterns (see {@linkcode editPattern}). */
+const EDIT_PATTERN_COUNT = 7;
+
+/** Patterns around an edit call of the model. */
+const editPatternArb: fc.Arbitrary<AStep[]> = fc.record({
+  p: fc.nat({ max: EDIT_PATTERN_COUNT - 1 }),
+  f: fileIx,
+  a: at,
+  w: word,
+  len: fc.integer({ min: 1, max: 8 }),
+  form: fc.nat({ max: 9 }),
+  n: fc.nat({ max: 3 }),
+  call: editCallArb(fc.constant(true)),
+  call2: editCallArb(fc.constant(true)),
+  post: postEditArb,
+  c: writeContentArb,
+  nf: fc.nat({ max: 3 }).map((n) => n === 0),
+}).map(editPattern);
+
+function editPattern(
+  { p, f: fi, a, w, len, form, n, call, call2, post, c, nf }: {
+    p: number;
+    f: number;
+    a: number;
+    w: number;
+    len: number;
+    form: number;
+    n: number;
+    call: AEditCall;
+    call2: AEditCall;
+    post: AEdit;
+    c: AWriteContent;
+    nf: boolean;
+  },
+): AStep[] {
+  const f = 100 + fi;
+  const win: ARange = { k: "window", at: a, len };
+  const again: ARange = { k: "again", i: 0 };
+  const ed = (file: number, e: AEditCall, persist = true): AStep => ({
+    t: "editTool",
+    ...e,
+    f: file,
+    persist,
+  });
+  const other = (file: number, e: AEdit = post): AStep => ({ t: "edit", f: file, e });
+  switch (p) {
+    case 0: // an edit of lines it read, reads, someone else reverts it (or part of it, or more)
+      return [
+        rd(f, full),
+        ed(f, call),
+        rd(f, full),
+        rd(f, win),
+        other(f),
+        rd(f, full, true, form),
+        rd(f, again),
+      ];
+    case 1: { // an edit inside a range it read, the range again (renumbered) and around it
+      if (n < 2) {
+        return [
+          rd(f, win),
+          ed(f, { ...call, seen: true }),
+          rd(f, again),
+          rd(f, { k: "overlap", i: 0, shift: (a % 5) - 2, grow: n }),
+          other(f),
+          rd(f, again),
+          rd(f, full),
+        ];
+      }
+      // only two ranges in the context, the edit in the first: the second one renumbered
+      return [
+        { t: "compact" },
+        rd(f, { k: "window", at: a % 400, len }),
+        rd(f, { k: "window", at: 500 + (a % 500), len: len + 6 }),
+        ed(f, { ...call, seen: true, inRead: 1 }),
+        rd(f, again),
+        rd(f, { k: "again", i: 1 }),
+        rd(f, { k: "overlap", i: n, shift: (a % 5) - 2, grow: n }),
+        other(f),
+        rd(f, again),
+        rd(f, full),
+      ];
+    }
+    case 2: // reads while the edit of the same message has not returned
+      return [
+        rd(f, full),
+        ed(f, call, false),
+        rd(f, n === 0 ? win : full, n === 3),
+        ...(n === 1 ? [rd(f, full, false)] : []),
+        ...(n === 2 ? [{ t: "message" as const }] : []),
+        rd(f, full),
+        rd(f, win),
+      ];
+    case 3: { // an edit after compaction, on another branch, around fork or restart
+      const around = ([{ t: "compact" }, { t: "fork" }, { t: "restart" }] as AStep[])[a % 3];
+      if (n === 0) return [rd(f, full), { t: "compact" }, ed(f, call), rd(f, full), rd(f, win)];
+      if (n === 1) {
+        return [
+          { t: "label", n: a % 3 },
+          rd(f, full),
+          ed(f, call),
+          rd(f, full),
+          { t: "navigate", n: a % 3 },
+          rd(f, full),
+          rd(f, win),
+        ];
+      }
+      return [rd(f, full), ed(f, call), around, rd(f, full), other(f), rd(f, win)];
+    }
+    case 4: // a read in the same message before the edit, the edit returns
+      return [
+        rd(f, n === 0 ? win : full),
+        rd(f, full, false, form),
+        ed(f, call),
+        rd(f, full),
+        other(f),
+        rd(f, full),
+      ];
+    case 5: { // an edit of what it wrote (or of a file only a write created)
+      const wf = nf ? 300 + (fi % NEW_NAMES.length) : f;
+      return [
+        wr(wf, c, true, form),
+        ed(wf, call),
+        rd(wf, full),
+        rd(wf, win),
+        other(wf),
+        rd(wf, full),
+      ];
+    }
+    default: // two edits in a row, then someone else undoes the last one
+      return [
+        rd(f, full),
+        ed(f, call),
+        ed(f, call2),
+        rd(f, win),
+        rd(f, full),
+        other(f, { k: "unedit" }),
+        rd(f, full),
+        other(f, { k: "change", at: a, w, boundary: false }),
+        rd(f, win),
+      ];
+  }
+}
+
 /**
  * A turn: several calls of one assistant message, all but the last
- * unpersisted; sometimes one of them a write call (of a file a read of the
- * turn names, or of another).
+ * unpersisted; sometimes one of them a write or an edit call (of a file a
+ * read of the turn names, or of another).
  */
 const turnArb: fc.Arbitrary<AStep[]> = fc.record({
   reads: fc.array(readArb(fc.constant(false)), { minLength: 2, maxLength: 3 }),
@@ -535,13 +800,28 @@ const turnArb: fc.Arbitrary<AStep[]> = fc.record({
       }),
     },
   ),
-}).map(({ reads, last, edit, write }) => {
+  editCall: fc.oneof(
+    { weight: 2, arbitrary: fc.constant(null) },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        at: fc.nat({ max: 3 }),
+        sameAs: fc.boolean(),
+        e: editCallArb(fc.constant(false)),
+      }),
+    },
+  ),
+}).map(({ reads, last, edit, write, editCall }) => {
   const steps: AStep[] = reads.map((r) => ({ t: "read" as const, ...r }));
   if (write !== null) {
     const f = write.sameAs ? reads[write.at % reads.length].f : write.w.f;
     steps.splice(write.at % (steps.length + 1), 0, { t: "writeTool", ...write.w, f });
   }
-  if (last) (steps[steps.length - 1] as ARead | AWrite).persist = true;
+  if (editCall !== null) {
+    const f = editCall.sameAs ? reads[editCall.at % reads.length].f : editCall.e.f;
+    steps.splice(editCall.at % (steps.length + 1), 0, { t: "editTool", ...editCall.e, f });
+  }
+  if (last) (steps[steps.length - 1] as ARead | AWrite | AEditCall).persist = true;
   if (edit !== null) steps.splice(1, 0, { t: "edit", ...edit });
   return steps;
 });
@@ -552,6 +832,9 @@ const filesArb: fc.Arbitrary<FilesSpec> = fc.record({
     fc.record({
       lines: fc.integer({ min: 5, max: 120 }),
       eol: fc.nat({ max: 4 }).map((n) => n !== 0),
+      crlf: fc.nat({ max: 4 }).map((n) => n === 0),
+      bom: fc.nat({ max: 7 }).map((n) => n === 0),
+      fancy: fc.nat({ max: 3 }).map((n) => n === 0),
     }),
     { minLength: 3, maxLength: 3 },
   ),
@@ -581,6 +864,7 @@ export function sessionArb(options: GeneratorOptions = {}): fc.Arbitrary<ASessio
     { weight: 10, arbitrary: stepArb(o).map((s) => [s]) },
     { weight: 5, arbitrary: patternArb(o) },
     { weight: 3, arbitrary: turnArb },
+    { weight: 3, arbitrary: editPatternArb },
   );
   return fc.record({
     files: filesArb.map((f) => ({ ...f, initialLink: f.initialLink && o.symlinks })),
@@ -593,8 +877,22 @@ export function sessionArb(options: GeneratorOptions = {}): fc.Arbitrary<ASessio
 function smallContent(name: string, spec: SmallSpec): string {
   const stem = name.replace(/^.*\//, "").replace(/\.txt$/, "");
   const lines: string[] = [];
-  for (let i = 1; i <= spec.lines; i++) lines.push(`${stem}${i} ${WORDS[i % WORDS.length]}`);
-  return lines.join("\n") + (spec.eol ? "\n" : "");
+  for (let i = 1; i <= spec.lines; i++) {
+    const word = WORDS[i % WORDS.length];
+    lines.push(
+      !spec.fancy
+        ? `${stem}${i} ${word}`
+        : i % 6 === 2
+        ? `${stem}${i} it\u2019s ${word}`
+        : i % 9 === 4
+        ? `${stem}${i} ${word}  `
+        : i % 10 === 7
+        ? `${stem}${i} \u2013 \u201C${word}\u201D`
+        : `${stem}${i} ${word}`,
+    );
+  }
+  const nl = spec.crlf ? "\r\n" : "\n";
+  return (spec.bom ? "\uFEFF" : "") + lines.join(nl) + (spec.eol ? nl : "");
 }
 
 function bigContent(spec: BigSpec): string {
@@ -653,6 +951,13 @@ class Compiler {
   readonly original = new Map<string, Uint8Array>();
   readonly history = new Map<string, Uint8Array[]>();
   readonly ranges = new Map<string, { offset?: number; limit?: number }[]>();
+  /** Lines reads showed, per name (the newest stretches last). */
+  readonly seen = new Map<string, [number, number][]>();
+  /** The model's last successful edit call per file: content before and after, replacements. */
+  readonly lastEdit = new Map<
+    string,
+    { before: Uint8Array; after: Uint8Array; edits: Replacement[] }
+  >();
   readonly steps: ScenarioStep[] = [];
 
   constructor(
@@ -752,6 +1057,18 @@ class Compiler {
       list.push({ offset: resolved.offset, limit: resolved.limit });
       this.ranges.set(resolved.name, list);
     }
+    const t = this.fs.text(resolved.name);
+    if (t !== undefined) {
+      const start = resolved.offset ?? 1;
+      const total = t.lines.length;
+      const limit = resolved.limit ?? total;
+      const end = Math.min(total, start + limit - 1, start + 1999);
+      if (start >= 1 && start <= end) {
+        const list = this.seen.get(resolved.name) ?? [];
+        list.push([start, end]);
+        this.seen.set(resolved.name, list.slice(-4));
+      }
+    }
   }
 
   /** Remembers a content of a regular file (for reverts). */
@@ -791,6 +1108,33 @@ class Compiler {
       return earlier.length > 0 ? earlier[e.i % earlier.length] : undefined;
     }
     if (e.k === "restore") return this.original.get(name) ?? h[0];
+    if (e.k === "unedit" || e.k === "partial" || e.k === "further") {
+      const last = this.lastEdit.get(this.fs.resolveFile(name) ?? name);
+      if (last === undefined) return undefined;
+      if (e.k === "unedit") return last.before;
+      const first = (t: string) => t.split("\n")[0];
+      if (e.k === "partial") {
+        if (last.edits.length > 1) {
+          // the same edit call without one of its replacements
+          const m = FsModel.fromFiles({ f: bytesContent(last.before) });
+          const keep = last.edits.filter((_, j) => j !== e.i % last.edits.length);
+          return m.edit({ path: "f", edits: keep }).ok ? m.read("f") : last.before;
+        }
+        // one replacement: its first new line back to its first old line
+        const after = fileText(last.after).text;
+        const [n, o] = [first(last.edits[0].newText), first(last.edits[0].oldText)];
+        const i = n === "" ? -1 : after.indexOf(n);
+        if (i < 0 || n === o) return last.before;
+        return new TextEncoder().encode(after.slice(0, i) + o + after.slice(i + n.length));
+      }
+      // more on the edit's first new line, else a change near the middle
+      const now = fileText(curBytes).text;
+      const n = first(last.edits[0].newText);
+      const i = n === "" ? -1 : now.indexOf(n);
+      if (i < 0) return this.edited(name, { k: "change", at: 500, w: e.w, boundary: false });
+      const j = i + n.length;
+      return new TextEncoder().encode(`${now.slice(0, j)} more ${WORDS[e.w]}${now.slice(j)}`);
+    }
     const text = fileText(curBytes).text;
     const eol = text.endsWith("\n");
     const lines = text.split("\n");
@@ -802,8 +1146,10 @@ class Compiler {
     switch (e.k) {
       case "change": {
         const p = e.boundary && lines.length > 2005 ? 1995 + (e.at % 10) : pos(e.at);
-        let next = `${stem}${p + 1} ${WORDS[e.w]}`;
-        if (next === lines[p]) next = `${stem}${p + 1} ${WORDS[(e.w + 1) % WORDS.length]}`;
+        // a line of a CRLF file keeps its CR
+        const cr = lines[p].endsWith("\r") ? "\r" : "";
+        let next = `${stem}${p + 1} ${WORDS[e.w]}${cr}`;
+        if (next === lines[p]) next = `${stem}${p + 1} ${WORDS[(e.w + 1) % WORDS.length]}${cr}`;
         lines[p] = next;
         out = join(lines, eol);
         break;
@@ -858,6 +1204,14 @@ class Compiler {
       case "same":
         content = cur === undefined ? fresh(8, 0, true) : fileText(cur).text;
         break;
+      case "lone": {
+        // not well-formed Unicode: pi writes U+FFFD for the lone surrogate
+        const lines = (cur === undefined ? fresh(8, 0, true) : fileText(cur).text).split("\n");
+        const p = Math.min(lines.length - 1, Math.floor((a.c.at / 1000) * lines.length));
+        lines[p] = `${lines[p]} \uD800 lone`;
+        content = lines.join("\n");
+        break;
+      }
       case "edit": {
         const e: AEdit = a.c.e.k === "binary"
           ? { k: "change", at: a.c.e.at, w: 0, boundary: false }
@@ -880,12 +1234,136 @@ class Compiler {
     this.remember(target, new TextEncoder().encode(content));
   }
 
+  /**
+   * A call of pi's `edit` tool: replacements taken from the current content
+   * (see {@linkcode ARep}), sent in one of the argument shapes pi takes. A
+   * missing file gets replacements of a fresh version (pi refuses the call).
+   */
+  editTool(a: AEditCall): void {
+    const name = this.pickName(a.f);
+    const target = this.fs.resolveFile(name);
+    const before = target === undefined ? undefined : this.fs.read(target);
+    const text = before === undefined ? freshContent(name, 8, 0, true) : fileText(before).text;
+    // the lines as the model types them: no BOM, no CR ending
+    const all = (text.startsWith("\uFEFF") ? text.slice(1) : text).split("\n")
+      .map((l) => l.endsWith("\r") ? l.slice(0, -1) : l);
+    const count = all.length > 1 && all[all.length - 1] === "" ? all.length - 1 : all.length;
+    const reads = this.seen.get(name) ?? [];
+    const seen = !a.seen
+      ? []
+      : a.inRead !== undefined && reads.length > a.inRead
+      ? [reads[reads.length - 1 - a.inRead]]
+      : reads;
+    // replacements on lines apart (pi refuses overlapping ones), now and then where they fall
+    const taken: [number, number][] = [];
+    const edits = a.reps.map((r) => {
+      let [p, q] = this.place(r, all, count, seen);
+      if (r.at % 8 !== 0) {
+        while (taken.some(([x, y]) => p <= y + 1 && x <= q + 1) && q + 1 < count) {
+          p++;
+          q = Math.min(q + 1, count - 1);
+        }
+      }
+      taken.push([p, q]);
+      return this.replacement(r, name, all, p, q);
+    });
+    const step: ScenarioStep & { op: "editTool" } = {
+      op: "editTool",
+      path: typedPath(name, a.form),
+    };
+    const legacy = edits[edits.length - 1];
+    if (a.shape <= 6) step.edits = edits;
+    else if (a.shape === 7) step.edits = JSON.stringify(edits);
+    else {
+      if (edits.length > 1) step.edits = edits.slice(0, -1);
+      step.oldText = legacy.oldText;
+      step.newText = legacy.newText;
+    }
+    if (!a.persist && this.inFlight) step.persist = false;
+    this.steps.push(step);
+    const out = this.fs.edit(editToolArgs(step));
+    if (out.ok && target !== undefined && before !== undefined) {
+      const after = this.fs.read(target)!;
+      this.remember(target, after);
+      this.lastEdit.set(target, { before, after, edits });
+    }
+  }
+
+  /** The lines (0-based, first and last) a replacement takes: in lines a read showed, if any. */
+  place(r: ARep, all: string[], count: number, seen: [number, number][]): [number, number] {
+    let p = Math.min(count - 1, Math.floor((r.at / 1000) * count));
+    if (seen.length > 0) {
+      const [s, e] = seen[seen.length - 1 - (r.at % seen.length)];
+      p = Math.max(0, Math.min(count - 1, s - 1 + Math.floor((r.at / 1000) * (e - s + 1))));
+    }
+    return [p, Math.min(p + r.n - 1, count - 1, all.length - 1)];
+  }
+
+  /** One replacement of an edit call of `name` on lines `p..q` (as the model types them). */
+  replacement(r: ARep, name: string, all: string[], p: number, q: number): Replacement {
+    const stem = name.replace(/^.*\//, "").replace(/\.txt$/, "");
+    const lines = all.slice(p, q + 1);
+    const nl = r.nl && q < all.length - 1 ? "\n" : "";
+    const added = Array.from(
+      { length: r.add },
+      (_, j) => `${stem}${p + 1 + j} edited ${WORDS[(r.w + j) % WORDS.length]}`,
+    );
+    let oldText: string;
+    let newText = added.join("\n") + (r.add > 0 ? nl : "");
+    switch (r.k) {
+      case "exact":
+        oldText = lines.join("\n") + nl;
+        // a line that is a number is in many others: take the line breaks around it too
+        if (p > 0 && /^\d+$/.test(lines[0]) && nl === "" && q < all.length - 1) {
+          oldText = `\n${oldText}\n`;
+          newText = `\n${newText}\n`;
+        }
+        break;
+      case "part": {
+        const sp = lines[0].indexOf(" ");
+        oldText = sp > 0 ? lines[0].slice(0, sp + 1) : lines[0];
+        newText = `${stem}${p + 1}:${WORDS[r.w]} `;
+        break;
+      }
+      case "fuzzy": {
+        const typed = lines.map((l) =>
+          l.replace(/[\u2018\u2019]/g, "'").replace(/[\u201C\u201D]/g, '"')
+            .replace(/[\u2013\u2014]/g, "-").trimEnd()
+        );
+        oldText = typed.join("\n");
+        // nothing to normalise in these lines: a trailing space too many
+        if (oldText === lines.join("\n")) oldText = [`${typed[0]} `, ...typed.slice(1)].join("\n");
+        oldText += nl;
+        break;
+      }
+      case "missing":
+        oldText = `${stem} ${WORDS[r.w]} is not in the file`;
+        break;
+      case "dup":
+        oldText = ` ${WORDS[r.w]}`;
+        newText = ` ${WORDS[(r.w + 1) % WORDS.length]}`;
+        break;
+      case "stale": {
+        const h = this.history.get(this.fs.resolveFile(name) ?? name) ?? [];
+        const old = h.length === 0 ? undefined : fileText(h[r.at % h.length]).text.split("\n")[p];
+        oldText = old === undefined || old === "" ? `${stem} stale ${WORDS[r.w]}` : old;
+        if (oldText.endsWith("\r")) oldText = oldText.slice(0, -1);
+        break;
+      }
+    }
+    if (oldText === "") oldText = `${stem} empty ${WORDS[r.w]}`;
+    if (newText === oldText) newText = `${newText} again`;
+    return { oldText, newText };
+  }
+
   step(s: AStep): void {
     switch (s.t) {
       case "read":
         return this.read(s);
       case "writeTool":
         return this.writeTool(s);
+      case "editTool":
+        return this.editTool(s);
       case "edit":
         return this.edit(s.f, s.e);
       case "remove": {
@@ -1002,7 +1480,9 @@ function sanitizePass(
   let turnEntry = false;
   input.forEach((s, index) => {
     if (isCallStep(s) && startsTurn(input, index)) {
-      turnEntry = turnCalls(input, index).some((i) => input[i].op === "writeTool");
+      turnEntry = turnCalls(input, index).some((i) =>
+        input[i].op === "writeTool" || input[i].op === "editTool"
+      );
       if (turnEntry) tree.appendAll("turn", []);
     }
     switch (s.op) {
@@ -1029,6 +1509,11 @@ function sanitizePass(
         if (s.persist !== false) tree.append("result");
         break;
       }
+      case "editTool":
+        // pi's edit refuses what it cannot do (its error is the result): it always runs
+        fs.edit(editToolArgs(s));
+        if (s.persist !== false) tree.append("result");
+        break;
       case "write":
         // a write through a link into a directory that does not exist fails: drop it
         if (fs.writeTarget(s.path) === undefined) return;

@@ -122,6 +122,42 @@ export const PLANTED_BUGS: PlantedBug[] = [
       `export function writeInFlight(call: ReadCall, pending: readonly ReadCall[]): boolean {\n` +
       `  if (call !== undefined) return false;\n`,
   },
+  // SPEC §5.9: an edit result is the model's belief; with the old rule it changed nothing
+  {
+    name: "edit-changes-nothing",
+    ports: ["reference", "pi"],
+    file: "src/core/replay.ts",
+    find: `      } else if (e.kind === "changed") {\n` +
+      `        if (e.callId !== undefined) this.#pending.delete(e.callId);\n`,
+    replace: `      } else if (e.kind === "changed") {\n` +
+      `        if (e.callId !== undefined) this.#pending.delete(e.callId);\n` +
+      `        if (e.kind === "changed") continue;\n`,
+  },
+  // SPEC §5.9: only pi's exact match makes a belief; a normalised match rewrote the whole file
+  {
+    name: "belief-without-exact-match",
+    ports: ["reference", "pi"],
+    file: "src/core/edit.ts",
+    find: `  if ("error" in m || m.fuzzy) return undefined;\n`,
+    replace: `  if ("error" in m) return undefined;\n`,
+  },
+  // SPEC §5.9: a read of a file an edit call of the same message changes is served in full
+  {
+    name: "edit-pending-in-same-message-ignored",
+    ports: ["reference", "pi"],
+    edits: [
+      {
+        file: "src/adapters/pi/branch.ts",
+        find: `new Set(["write", "edit"]);`,
+        replace: `new Set(["write"]);`,
+      },
+      {
+        file: "src/conformance/session_simulator.ts",
+        find: `if ((s.op === "writeTool" || s.op === "editTool") && call) {`,
+        replace: `if (s.op === "writeTool" && call) {`,
+      },
+    ],
+  },
 ];
 
 /** The repository root (four levels above this file). */

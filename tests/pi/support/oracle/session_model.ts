@@ -1,7 +1,7 @@
 // The oracle's model of a pi session tree: entries with parents, a leaf,
 // labels, compaction barriers, forks (a new session holding the current
 // branch) and restarts (same session, nothing in it changes). It carries
-// payloads per entry (the oracle stores what a read output, or a write call,
+// payloads per entry (the oracle stores what a read output, or a write or edit call,
 // told the model). It also answers which tree steps the runners can execute
 // (a label needs a leaf, a navigation needs its label in the current
 // session, ...), which the generator uses to keep vectors valid. And it
@@ -10,10 +10,11 @@
 
 /**
  * Kinds of entries that matter to the model's context: `read` a persisted
- * read (for a turn without writes it stands for the assistant message and
- * the result), `turn` the assistant message of a turn with `write` calls
- * (their content, or their unknown outcome, is in the context from there),
- * `result` the persisted result of a call whose message is a `turn` entry.
+ * read (for a turn without writes or edits it stands for the assistant
+ * message and the result), `turn` the assistant message of a turn with
+ * `write` or `edit` calls (their content or replacements, or their unknown
+ * outcome, is in the context from there), `result` the persisted result of a
+ * call whose message is a `turn` entry.
  */
 export type EntryKind = "read" | "turn" | "result" | "other" | "compact";
 
@@ -26,9 +27,9 @@ export interface TurnStep {
 /** Steps that only change files: they may sit between the calls of one turn. */
 const FILE_OPS: ReadonlySet<string> = new Set(["write", "remove", "symlink", "storeFault"]);
 
-/** A tool call of the model: a `read` or a `writeTool` step. */
+/** A tool call of the model: a `read`, `writeTool` or `editTool` step. */
 export function isCallStep(s: TurnStep): boolean {
-  return s.op === "read" || s.op === "writeTool";
+  return s.op === "read" || s.op === "writeTool" || s.op === "editTool";
 }
 
 /**
@@ -68,7 +69,7 @@ export interface TreeEntry<T> {
   id: number;
   parent: number | null;
   kind: EntryKind;
-  /** What the entry told the model: a read's output, a `turn`'s write calls. */
+  /** What the entry told the model: a read's output, a `turn`'s write and edit calls. */
   payloads: T[];
 }
 
@@ -96,7 +97,7 @@ export class SessionTree<T> {
     return this.appendAll(kind, payload === undefined ? [] : [payload]);
   }
 
-  /** Appends an entry with several payloads (a `turn`: one per write call, in call order). */
+  /** Appends an entry with several payloads (a `turn`: one per write or edit call, in call order). */
   appendAll(kind: EntryKind, payloads: T[]): number {
     const id = this.#next++;
     this.#entries.set(id, { id, parent: this.leaf, kind, payloads });
