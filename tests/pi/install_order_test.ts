@@ -1,6 +1,5 @@
 // The pi package installs in either order on a fresh copy of the repository (README: Use in pi):
-// Deno tasks first, then pi loads the checkout; or `npm install --omit=peer` first, then Deno
-// tasks. In both, Node (through jiti, as pi loads extensions) imports the extension with its
+// Deno tasks first, then `npm install --omit=peer`; or npm first, then Deno tasks. In both, Node (through jiti, as pi loads extensions) imports the extension with its
 // runtime dependencies (zod, diff) resolved from the checkout.
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
@@ -66,10 +65,14 @@ const ordered = (name: string, fn: (copy: string) => Promise<void>) =>
     },
   });
 
-ordered("Deno tasks first, then pi loads the checkout (no npm install needed)", async (copy) => {
+ordered("Deno tasks first, then npm install, then pi loads the checkout", async (copy) => {
   await sh(Deno.execPath(), ["task", "demo"], copy);
-  assert.ok(!existsSync(join(copy, "package-lock.json")));
+  // the core's Deno config writes no node_modules, so npm owns it (README: Dependencies)
+  assert.ok(!existsSync(join(copy, "node_modules")), "deno task demo writes no node_modules");
+  await sh("npm", ["install", "--omit=peer", "--no-package-lock", "--no-audit", "--no-fund"], copy);
+  await sh(Deno.execPath(), ["task", "demo"], copy);
   await loadLikePi(copy);
+  assert.ok(!existsSync(join(copy, "package-lock.json")), "no lockfile is written (README)");
 });
 
 ordered(
