@@ -21,13 +21,21 @@ if (mode !== "test" && mode !== "check") {
 }
 
 /** `.ts` files under `dir`, split by whether they are in a `pi/` folder. */
-function tsFiles(dir: string): { core: string[]; pi: string[] } {
-  const out = { core: [] as string[], pi: [] as string[] };
+function tsFiles(dir: string): { core: string[]; pi: string[]; opencode: string[] } {
+  const out = { core: [] as string[], pi: [] as string[], opencode: [] as string[] };
   if (!existsSync(join(root, dir))) return out;
   for (const e of readdirSync(join(root, dir), { withFileTypes: true, recursive: true })) {
     if (!e.isFile() || !e.name.endsWith(".ts")) continue;
     const rel = relative(root, join(e.parentPath, e.name));
-    (rel.split("/").includes("pi") && !rel.startsWith("src/") ? out.pi : out.core).push(rel);
+    const segs = rel.split("/");
+    const bucket = rel.startsWith("src/")
+      ? out.core
+      : segs.includes("pi")
+      ? out.pi
+      : segs.includes("opencode")
+      ? out.opencode
+      : out.core;
+    bucket.push(rel);
   }
   return out;
 }
@@ -68,6 +76,8 @@ if (mode === "check") {
     ...scripts.core,
     ...bench.core,
     ...cli.core,
+    ...tests.opencode,
+    ...scripts.opencode,
   ]);
   const pi = await run([
     "check",
@@ -101,6 +111,13 @@ const suites: [string, string[]][] = [
     "deno.pi.json",
     ...tests.pi.filter((f) => f.endsWith("_test.ts")),
   ]],
+  // the OpenCode plugin against the real opencode binary (npm-installed into .scratch/opencode/)
+  ["opencode", [
+    "test",
+    "-A",
+    "--no-check=remote",
+    ...tests.opencode.filter((f) => f.endsWith("_test.ts")),
+  ]],
 ];
 for (const [name, args] of suites) {
   console.log(`== ${name} suite`);
@@ -117,6 +134,6 @@ for (const [name, args] of suites) {
 console.log(
   `\n${
     failed === 0 && code === 0 ? "ok" : "FAILED"
-  } | ${passed} passed | ${failed} failed (core and pi suites)`,
+  } | ${passed} passed | ${failed} failed (core, pi and opencode suites)`,
 );
 Deno.exit(code);

@@ -26,11 +26,39 @@
  * @module
  */
 
-/** Lines OpenCode's read shows when the call gives no `limit`. */
+/**
+ * Lines OpenCode's read shows when the call gives no `limit`.
+ *
+ * @example
+ * ```ts
+ * import { OPENCODE_DEFAULT_LIMIT, renderOpenCodeRead } from "@readcache/core/opencode";
+ * const text = "x\n".repeat(OPENCODE_DEFAULT_LIMIT + 1);
+ * renderOpenCodeRead({ path: "/w/a", text })?.end; // 2000
+ * ```
+ */
 export const OPENCODE_DEFAULT_LIMIT = 2000;
-/** Longest line (UTF-16 units) OpenCode's read shows whole. */
+/**
+ * Longest line (UTF-16 units) OpenCode's read shows whole.
+ *
+ * @example
+ * ```ts
+ * import { OPENCODE_MAX_LINE_CHARS, renderOpenCodeRead } from "@readcache/core/opencode";
+ * const text = "x".repeat(OPENCODE_MAX_LINE_CHARS + 1);
+ * renderOpenCodeRead({ path: "/w/a", text })?.shortenedLines; // true
+ * ```
+ */
 export const OPENCODE_MAX_LINE_CHARS = 2000;
-/** Most UTF-8 bytes of line text OpenCode's read shows (50 KB). */
+/**
+ * Most UTF-8 bytes of line text OpenCode's read shows (50 KB): each shown
+ * line plus one byte per line break, line numbers not counted.
+ *
+ * @example
+ * ```ts
+ * import { OPENCODE_MAX_BYTES, renderOpenCodeRead } from "@readcache/core/opencode";
+ * const text = ("y".repeat(99) + "\n").repeat(600); // 60,000 bytes
+ * renderOpenCodeRead({ path: "/w/a", text })?.end; // 512: 512 * 100 - 1 <= OPENCODE_MAX_BYTES
+ * ```
+ */
 export const OPENCODE_MAX_BYTES = 51200;
 
 const LINE_CUT_SUFFIX = `... (line truncated to ${OPENCODE_MAX_LINE_CHARS} chars)`;

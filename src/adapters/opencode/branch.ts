@@ -430,6 +430,7 @@ export class OpenCodeBranchConverter {
           hash: proof.hash,
           callId,
           totalLines: proof.totalLines,
+          bytes: proof.bytes,
         });
         return;
       }

@@ -31,7 +31,15 @@ import { pathKeyOnDisk } from "../../shell/read_service.ts";
 
 export type { ReadCall };
 
-/** Tools of OpenCode that change files (SPEC §5.8, §5.9). */
+/**
+ * Tools of OpenCode that change files (SPEC §5.8, §5.9).
+ *
+ * @example
+ * ```ts
+ * import { OPENCODE_FILE_TOOLS } from "@readcache/core/opencode";
+ * OPENCODE_FILE_TOOLS.has("apply_patch"); // true
+ * ```
+ */
 export const OPENCODE_FILE_TOOLS: ReadonlySet<string> = new Set(["write", "edit", "apply_patch"]);
 
 function record(v: unknown): Record<string, unknown> {
@@ -105,8 +113,8 @@ export function openCodeFileTarget(args: unknown, directory: string): ReadCall |
 
 /**
  * The proof of content an OpenCode `write` call gives (SPEC §5.8): its target,
- * the SHA-256 of the UTF-8 bytes of `content` and its line count (pi's count,
- * for status reports). `undefined` when `content` is not a string, is not
+ * the SHA-256 of the UTF-8 bytes of `content`, and its line count (pi's count)
+ * and UTF-8 length for status reports. `undefined` when `content` is not a string, is not
  * well-formed Unicode, or starts with a BOM (OpenCode strips it and decides
  * the BOM from the old file, so the bytes are not known from the call).
  *
@@ -120,16 +128,16 @@ export function openCodeFileTarget(args: unknown, directory: string): ReadCall |
 export function openCodeWriteProof(
   args: unknown,
   directory: string,
-): { call: ReadCall; hash: string; totalLines: number } | undefined {
+): { call: ReadCall; hash: string; totalLines: number; bytes: number } | undefined {
   const a = record(args);
   const content = a.content;
   if (typeof content !== "string" || !content.isWellFormed() || content.startsWith("\uFEFF")) {
     return undefined;
   }
   const call = openCodeFileTarget(args, directory);
-  return call === undefined
-    ? undefined
-    : { call, hash: sha256Hex(content), totalLines: countLines(content) };
+  if (call === undefined) return undefined;
+  const bytes = new TextEncoder().encode(content).length;
+  return { call, hash: sha256Hex(content), totalLines: countLines(content), bytes };
 }
 
 const PATCH_HEADER = /^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+)$/;

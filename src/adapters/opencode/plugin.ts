@@ -195,12 +195,24 @@ export interface ReadcachePluginOptions {
   storeFor?: (directory: string) => ObjectStore;
 }
 
-/** What the model is told about cached answers (appended to `read`'s description). */
+/**
+ * What the model is told about cached answers (appended to `read`'s
+ * description by the `tool.definition` hook).
+ *
+ * @example
+ * ```ts
+ * import { READ_DESCRIPTION_NOTE } from "@readcache/core/opencode";
+ * READ_DESCRIPTION_NOTE.includes("bypass_cache"); // true
+ * ```
+ */
 export const READ_DESCRIPTION_NOTE: string =
   "If you already read the file in this conversation, the result may be a short " +
   "'[readcache: unchanged ...]' note (your earlier output of those lines is still current) or, " +
   "after '[readcache: N lines changed ...]', a unified diff against what you read before (hunks " +
   "numbered as in the file). Pass bypass_cache: true to get the full content again.";
+
+/** Sessions whose state (call cache, reads in flight) a plugin instance keeps. */
+const MAX_SESSIONS = 64;
 
 /** One read served in the assistant message whose calls are running. */
 interface Served {
@@ -297,6 +309,9 @@ function readcacheHooks(
     if (state === undefined) {
       state = { convert: new OpenCodeBranchConverter(), served: [] };
       sessions.set(call.sessionID, state);
+      // the least recently started sessions go first; only a session with calls running
+      // right now needs its state (the reads served for its current message)
+      if (sessions.size > MAX_SESSIONS) sessions.delete(sessions.keys().next().value!);
     }
     const st = state;
     const unknown = (): void =>
@@ -321,7 +336,8 @@ function readcacheHooks(
     // the file must be what OpenCode just showed (it may have changed since), rendered alike
     if (
       view === undefined || !cacheableView(view, read.bytes, text) ||
-      !(output.output === view.text || output.output.startsWith(`${view.text}\n\n`))
+      !(output.output === view.text ||
+        output.output.startsWith(`${view.text}\n\n<system-reminder>`))
     ) {
       return unknown();
     }
