@@ -12,6 +12,7 @@ import { unifiedDiff } from "./diff.ts";
 import { sha256Hex } from "./hash.ts";
 import {
   diffHeader,
+  partialAnswer,
   rangeDiffHeader,
   unchangedMarker,
   unchangedRangeElsewhereMarker,
@@ -25,6 +26,7 @@ import type { FileKnowledge } from "./knowledge.ts";
 import { type ScopeTrust, selectBase } from "./trust.ts";
 import { truncateHead, type TruncationResult } from "./truncate.ts";
 import {
+  linesHeldWith,
   newestViewConflict,
   newestViewNeeds,
   TO_END,
@@ -138,6 +140,7 @@ export type DecisionReason =
   | "name_not_seen"
   | "range_slice_unchanged"
   | "interval_covered"
+  | "partly_held"
   | "range_slice_changed"
   | "diff_too_large_file"
   | "diff_not_useful"
@@ -372,7 +375,55 @@ export function decidePlan(
       reason: "interval_covered",
     };
   }
-  return d;
+  return partialOrPlain(plan, state, d);
+}
+
+/**
+ * A partial answer (SPEC §8.4) instead of a plain one: where the plain
+ * decision serves an anchor and some lines of the request are held (their
+ * newest views under the identity and the name show the current content), a
+ * marker names them and the other lines are shown, when that is much smaller.
+ */
+function partialOrPlain(plan: ReadPlan, state: PlanState, d: ReadDecision): ReadDecision {
+  const meta = d.details.readcache;
+  if (
+    state.prep.kind !== "ok" || plan.input.bypass || meta === undefined ||
+    (d.mode !== "full" && d.mode !== "baseline_fallback")
+  ) return d;
+  const p = state.prep.p;
+  const { keyViews, nameViews } = plan.input.knowledge;
+  const held: { start: number; end: number }[] = [];
+  for (const [a, b] of linesHeldWith(p.hash, keyViews, nameViews)) {
+    const start = Math.max(a, p.start);
+    const end = Math.min(b, p.end);
+    if (start <= end) held.push({ start, end });
+  }
+  if (held.length === 0) return d;
+  const shown: { start: number; end: number }[] = [];
+  let next = p.start;
+  for (const h of held) {
+    if (h.start > next) shown.push({ start: next, end: h.start - 1 });
+    next = h.end + 1;
+  }
+  if (next <= p.end) shown.push({ start: next, end: p.end });
+  if (shown.length === 0) return d; // every line held: §5.7 (or, for a whole file, the plain read)
+  const lines = p.text.split("\n");
+  const window = lines.slice(p.start - 1, p.end).join("\n");
+  if (!p.baseline.text.startsWith(window)) return d;
+  // pi's continuation notice, when the plain answer has one
+  const notice = p.baseline.text.slice(window.length);
+  const text = partialAnswer(lines, held, shown, p.totalLines) + notice;
+  const bytes = encoder.encode(text).length;
+  if (bytes >= state.cfg.maxDiffBytesRatio * encoder.encode(p.baseline.text).length) return d;
+  return {
+    mode: "partial",
+    text,
+    details: {
+      readcache: { ...meta, mode: "partial", baseHash: p.hash, bytes, held },
+    },
+    store: d.store,
+    reason: "partly_held",
+  };
 }
 
 function decideFromBase(

@@ -77,3 +77,35 @@ export function rangeDiffHeader(
 ): string {
   return `[readcache: ${changedLines} lines changed in lines ${start}-${end} of ${totalLines}]`;
 }
+
+/**
+ * A partial answer (SPEC §8.4): a marker naming the lines of the request the
+ * model holds unchanged, then each other stretch of lines under its own
+ * `[lines A-B]` header. `lines` are the file's lines (`text.split("\n")`),
+ * `held` and `shown` sorted stretches that together make the request.
+ *
+ * @example
+ * ```ts
+ * import { partialAnswer } from "@readcache/core/rules";
+ * partialAnswer(["a", "b", "c", "d"], [{ start: 1, end: 2 }], [{ start: 3, end: 4 }], 4);
+ * // "[readcache: unchanged in lines 1-2 of 4; the other lines follow]\n[lines 3-4]\nc\nd"
+ * ```
+ */
+export function partialAnswer(
+  lines: readonly string[],
+  held: readonly { start: number; end: number }[],
+  shown: readonly { start: number; end: number }[],
+  totalLines: number,
+): string {
+  const span = (s: { start: number; end: number }) =>
+    s.start === s.end ? `${s.start}` : `${s.start}-${s.end}`;
+  const list = held.map(span).join(", ");
+  const out = [`[readcache: unchanged in lines ${list} of ${totalLines}; the other lines follow]`];
+  for (const s of shown) {
+    out.push(
+      `[${s.start === s.end ? "line" : "lines"} ${span(s)}]`,
+      ...lines.slice(s.start - 1, s.end),
+    );
+  }
+  return out.join("\n");
+}

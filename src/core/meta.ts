@@ -26,7 +26,8 @@ export const READ_MODES: readonly [
   "unchanged_range",
   "diff",
   "baseline_fallback",
-] = ["full", "unchanged", "unchanged_range", "diff", "baseline_fallback"];
+  "partial",
+] = ["full", "unchanged", "unchanged_range", "diff", "baseline_fallback", "partial"];
 
 /**
  * How a read was served. `full` and `baseline_fallback` are anchor modes (the
@@ -39,7 +40,13 @@ export const READ_MODES: readonly [
  * const m: ReadMode = "unchanged";
  * ```
  */
-export type ReadMode = "full" | "unchanged" | "unchanged_range" | "diff" | "baseline_fallback";
+export type ReadMode =
+  | "full"
+  | "unchanged"
+  | "unchanged_range"
+  | "diff"
+  | "baseline_fallback"
+  | "partial";
 
 /**
  * Metadata attached to a `read` tool result as `details.readcache`.
@@ -74,6 +81,12 @@ export interface ReadCacheMetaV1 {
   rangeEnd: number;
   /** Bytes of the output text served. */
   bytes: number;
+  /**
+   * For a `partial` answer (SPEC §8.4): the stretches of the scope it answered
+   * with a marker (the model's newest views show them with `servedHash`); it
+   * showed the other lines.
+   */
+  held?: { start: number; end: number }[];
 }
 
 /**
@@ -99,7 +112,12 @@ export interface ReadCacheInvalidationV1 {
   at: number;
 }
 
-const DERIVED_MODES: ReadonlySet<ReadMode> = new Set(["unchanged", "unchanged_range", "diff"]);
+const DERIVED_MODES: ReadonlySet<ReadMode> = new Set([
+  "unchanged",
+  "unchanged_range",
+  "diff",
+  "partial",
+]);
 
 const scopeKeySchema = z.string().refine(isScopeKey, { message: "not a scope key" }).transform((
   s,
@@ -122,7 +140,22 @@ const ReadCacheMetaV1Schema: z.ZodType<ReadCacheMetaV1, unknown> = z.looseObject
   rangeStart: positiveInt,
   rangeEnd: positiveInt,
   bytes: z.number().int().nonnegative(),
+  held: z.array(z.strictObject({ start: positiveInt, end: positiveInt })).optional(),
 }).superRefine((m, ctx) => {
+  if (m.mode === "partial") {
+    const ok = m.held !== undefined && m.held.length > 0 && m.baseHash === m.servedHash &&
+      m.held.every((h, i) =>
+        h.end >= h.start && h.start >= m.rangeStart && h.end <= m.rangeEnd &&
+        (i === 0 || h.start > m.held![i - 1].end + 1)
+      );
+    if (!ok) {
+      ctx.addIssue({
+        code: "custom",
+        message:
+          "mode partial needs held stretches (sorted, apart, within the scope) and baseHash = servedHash",
+      });
+    }
+  }
   if (DERIVED_MODES.has(m.mode) && m.baseHash === undefined) {
     ctx.addIssue({ code: "custom", message: `mode ${m.mode} requires a non-empty baseHash` });
   }
@@ -142,6 +175,9 @@ const ReadCacheMetaV1Schema: z.ZodType<ReadCacheMetaV1, unknown> = z.looseObject
     bytes: m.bytes,
   };
   if (m.baseHash !== undefined) out.baseHash = m.baseHash;
+  if (m.mode === "partial" && m.held !== undefined) {
+    out.held = m.held.map((h) => ({ start: h.start, end: h.end }));
+  }
   return out;
 });
 
@@ -234,6 +270,7 @@ function checkMetaFast(value: unknown): ReadCacheMetaV1 | undefined {
   ) return undefined;
   if (baseHash !== undefined && !isNonEmpty(baseHash)) return undefined;
   if (baseHash === undefined && DERIVED_MODES.has(mode as ReadMode)) return undefined;
+  if (mode === "partial") return undefined; // its stretches: the schema checks them
   const out: ReadCacheMetaV1 = {
     v: 1,
     pathKey,

@@ -369,12 +369,25 @@ export function applyReadEvent(
         sink.keyViews(meta.pathKey),
         sink.nameViews(name),
       );
-    if (covered) r = pathTrustAfterRead(before, { ...meta, mode: "full" }, seq);
+    // A partial answer (SPEC §8.4) showed the lines it did not mark; it is held when the newest
+    // views show every marked stretch with its own content, and then counts as an anchor.
+    const partial = meta.mode === "partial" && meta.held !== undefined &&
+      meta.held.every((h) =>
+        viewsCoverWith(
+          meta.servedHash,
+          h.start,
+          h.end,
+          sink.keyViews(meta.pathKey),
+          sink.nameViews(name),
+        )
+      );
+    if (covered || partial) r = pathTrustAfterRead(before, { ...meta, mode: "full" }, seq);
     // A derived answer is held only if its base was the model's newest view (SPEC §5.5):
     // otherwise (e.g. its base was an in-flight read that never reached the session) its lines
     // are unknown.
     const held = r.outcome === "applied" &&
-      (isAnchorMode(meta.mode) || covered || derivedBaseHeld(sink, before, meta, name));
+      (isAnchorMode(meta.mode) || covered || partial ||
+        derivedBaseHeld(sink, before, meta, name));
     if (held) sink.setTrust(meta.pathKey, r.trust);
     const view: LineView = { seq, ...viewLinesOf(meta), hash: held ? meta.servedHash : null };
     sink.addKeyView(meta.pathKey, view);

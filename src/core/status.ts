@@ -540,6 +540,8 @@ export function describeNextRead(next: NextRead): string {
       const what = n === undefined ? "" : ` of ${n} added or removed ${n === 1 ? "line" : "lines"}`;
       return `only the changes, as a diff${what}${sizes}`;
     }
+    case "partial":
+      return `only the lines not held, the others marked unchanged${sizes}`;
     case "full":
     case "baseline_fallback":
       return `in full again${inFull}: ${FULL_AGAIN_BECAUSE[next.reason] ?? next.reason}`;
@@ -557,6 +559,7 @@ export const MODE_WORDS: Readonly<Record<ReadMode, string>> = Object.freeze({
   unchanged_range: 'answered "unchanged" for a line range',
   diff: "answered with a diff",
   baseline_fallback: "sent in full again (no safe short answer)",
+  partial: "answered in part (held lines marked, the others sent)",
 });
 
 /**

@@ -156,6 +156,9 @@ export function pathTrustAfterRead(
         ? set()
         : ignore;
     }
+    case "partial":
+      // needs the model's views (SPEC §8.4): replay decides, the slots alone cannot
+      return ignore;
   }
 }
 

@@ -34,8 +34,12 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     name: "derived-mode-without-basehash",
     rule: "SPEC §5.1: derived modes MUST carry a non-empty baseHash",
     file: "src/core/meta.ts",
-    find:
-      `const DERIVED_MODES: ReadonlySet<ReadMode> = new Set(["unchanged", "unchanged_range", "diff"]);`,
+    find: `const DERIVED_MODES: ReadonlySet<ReadMode> = new Set([
+  "unchanged",
+  "unchanged_range",
+  "diff",
+  "partial",
+]);`,
     replace: `const DERIVED_MODES: ReadonlySet<ReadMode> = new Set([]);`,
   },
   // §5.2 transitions
@@ -136,8 +140,9 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     name: "derived-base-not-checked-at-replay",
     rule: "SPEC §5.5: a replayed derived read is held only if its base passes the rule",
     file: "src/core/replay.ts",
-    find: "(isAnchorMode(meta.mode) || covered || derivedBaseHeld(sink, before, meta, name));",
-    replace: "true;",
+    find:
+      "      (isAnchorMode(meta.mode) || covered || partial ||\n        derivedBaseHeld(sink, before, meta, name));",
+    replace: "      true;",
   },
   {
     name: "plain-read-not-unknown",
@@ -385,6 +390,43 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     file: "src/core/decision.ts",
     find: "        unchangedRangeElsewhereMarker(p.start, p.end),",
     replace: "        unchangedRangeMarker(p.start, p.end, p.totalLines),",
+  },
+  // §8.4 partial answers
+  {
+    name: "partial-not-checked-at-replay",
+    rule: "SPEC §8.4: replay takes a partial answer only when its held stretches are newest views",
+    file: "src/core/replay.ts",
+    find: '    const partial = meta.mode === "partial" && meta.held !== undefined &&',
+    replace: '    const partial = meta.mode === "partial" && meta.held !== undefined || false &&',
+  },
+  {
+    name: "partial-under-identity-only",
+    rule: "SPEC §8.4: held lines need the newest view under the identity AND the name",
+    file: "src/core/decision.ts",
+    find: "  for (const [a, b] of linesHeldWith(p.hash, keyViews, nameViews)) {",
+    replace: "  for (const [a, b] of linesHeldWith(p.hash, keyViews, keyViews)) {",
+  },
+  {
+    name: "partial-when-not-smaller",
+    rule: "SPEC §8.4: a partial answer only under maxDiffBytesRatio of the plain answer's bytes",
+    file: "src/core/decision.ts",
+    find:
+      "  if (bytes >= state.cfg.maxDiffBytesRatio * encoder.encode(p.baseline.text).length) return d;",
+    replace: "",
+  },
+  {
+    name: "partial-despite-bypass",
+    rule: "SPEC §8.4: no partial answer for bypass_cache or a pending change",
+    file: "src/core/decision.ts",
+    find: '    state.prep.kind !== "ok" || plan.input.bypass || meta === undefined ||',
+    replace: '    state.prep.kind !== "ok" || meta === undefined ||',
+  },
+  {
+    name: "partial-without-notice",
+    rule: "SPEC §8.4: a partial answer keeps pi's continuation notice",
+    file: "src/core/decision.ts",
+    find: "  const text = partialAnswer(lines, held, shown, p.totalLines) + notice;",
+    replace: '  const text = partialAnswer(lines, held, shown, p.totalLines) + (notice ? "" : "");',
   },
   // §8 output
   {
