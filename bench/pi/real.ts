@@ -73,7 +73,14 @@ function totals(reads: readonly ReadRecord[]): Totals {
   return t;
 }
 
-const MODES = ["full", "baseline_fallback", "unchanged", "unchanged_range", "diff"] as const;
+const MODES = [
+  "full",
+  "baseline_fallback",
+  "unchanged",
+  "unchanged_range",
+  "diff",
+  "partial",
+] as const;
 
 /** The report for replayed sessions. */
 export function report(sessions: readonly SessionReplay[]): string {
@@ -215,7 +222,7 @@ export function report(sessions: readonly SessionReplay[]): string {
       `${sum((c) => c.plainDiffers)} plain answers of the extension differ from pi's read.`,
   );
   const cached = all.filter((r) =>
-    r.mode !== null && ["unchanged", "unchanged_range", "diff"].includes(r.mode)
+    r.mode !== null && ["unchanged", "unchanged_range", "diff", "partial"].includes(r.mode)
   );
   const bad = all.filter((r) => r.violation !== undefined);
   for (const s of sessions) {

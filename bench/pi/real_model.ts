@@ -301,7 +301,8 @@ export function applyUnifiedDiff(
 }
 
 /**
- * Checks a cached answer (`unchanged`, `unchanged_range` or `diff`) against the model's view:
+ * Checks a cached answer (`unchanged`, `unchanged_range`, `diff` or `partial`) against the
+ * model's view:
  * a marker must cover only lines whose newest view equals the file, and the window the read
  * shows; a diff must apply to the view and give the file's lines. Returns what is false, or
  * `undefined`.
@@ -342,6 +343,40 @@ export function checkCachedAnswer(
   );
   if (m) return heldRange(Number(m[1]), Number(m[2])) ?? covers(Number(m[1]), Number(m[2]));
   const lines = text.split("\n");
+  // a partial answer (SPEC §8.4): the held stretches, then each other stretch under its header
+  const partial = /^\[readcache: unchanged in lines ([\d, -]+) of (\d+); the other lines follow\]$/
+    .exec(lines[0]);
+  if (partial) {
+    if (Number(partial[2]) !== total) return `says ${partial[2]} lines, the file has ${total}`;
+    const span = (t: string) => {
+      const [a, b] = t.split("-").map(Number);
+      return { start: a, end: b ?? a };
+    };
+    const parts = partial[1].split(", ").map((t) => ({ ...span(t), held: true }));
+    let at = 1;
+    while (at < lines.length) {
+      const h = /^\[lines? (\d+(?:-\d+)?)\]$/.exec(lines[at]);
+      if (!h) break;
+      const s = span(h[1]);
+      const shown = lines.slice(at + 1, at + 1 + s.end - s.start + 1);
+      for (let n = s.start; n <= s.end; n++) {
+        if (shown[n - s.start] !== file[n - 1]) return `shown line ${n} is not the file's`;
+      }
+      parts.push({ ...s, held: false });
+      at += 1 + s.end - s.start + 1;
+    }
+    parts.sort((a, b) => a.start - b.start);
+    for (let k = 1; k < parts.length; k++) {
+      if (parts[k].start !== parts[k - 1].end + 1) return "held and shown stretches leave a gap";
+    }
+    for (const p of parts) {
+      if (p.held) {
+        const wrong = heldRange(p.start, p.end);
+        if (wrong) return wrong;
+      }
+    }
+    return covers(parts[0].start, parts[parts.length - 1].end);
+  }
   const whole = /^\[readcache: (\d+) lines changed of (\d+)\]$/.exec(lines[0]);
   const range = /^\[readcache: (\d+) lines changed in lines (\d+)-(\d+) of (\d+)\]$/.exec(lines[0]);
   if ((!whole && !range) || !lines[1]?.startsWith("--- ") || !lines[2]?.startsWith("+++ ")) {

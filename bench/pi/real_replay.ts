@@ -129,7 +129,7 @@ export interface SessionReplay {
   manifest: { reads?: number; exact?: number; exactWithResync?: number };
 }
 
-const CACHED_MODES = new Set(["unchanged", "unchanged_range", "diff"]);
+const CACHED_MODES = new Set(["unchanged", "unchanged_range", "diff", "partial"]);
 const utf8 = new TextEncoder();
 const bytes = (s: string) => utf8.encode(s).length;
 

@@ -323,6 +323,7 @@ export const ScenarioSchema = z.strictObject({
     maxDiffLinesRatio: z.number().positive().optional(),
     sensitivePatterns: z.array(z.string()).optional(),
     maxFileBytes: z.number().positive().optional(),
+    partialAnswers: z.boolean().optional(),
   }).optional(),
   files: z.record(z.string(), fileContent).describe("relative to a fresh temporary cwd"),
   steps: z.array(ScenarioStepSchema).min(1),

@@ -26,9 +26,9 @@ import type { FileKnowledge } from "./knowledge.ts";
 import { type ScopeTrust, selectBase } from "./trust.ts";
 import { truncateHead, type TruncationResult } from "./truncate.ts";
 import {
-  linesHeldWith,
   newestViewConflict,
   newestViewNeeds,
+  newestViewsOf,
   TO_END,
   type ViewQuery,
   viewsCoverWith,
@@ -59,6 +59,8 @@ export interface DecisionConfig {
    * own read serves them and nothing is stored (SPEC §13.1).
    */
   maxFileBytes: number;
+  /** Answer a request whose lines are partly held with only the other lines (SPEC §8.4). */
+  partialAnswers: boolean;
   /**
    * Read service: store bases of files outside the project (cwd) on disk too.
    * Default `false`: they are kept in memory for this process only (SPEC §13.2).
@@ -75,6 +77,7 @@ export const DEFAULT_DECISION_CONFIG: DecisionConfig = Object.freeze({
   sensitivePatterns: DEFAULT_SENSITIVE_PATTERNS,
   maxFileBytes: 8 * 1024 * 1024,
   persistOutsideProject: false,
+  partialAnswers: true,
 });
 
 /**
@@ -315,6 +318,7 @@ export function planRead(input: DecisionInput): ReadPlan {
       if (base.hash !== p.hash) needs.add(base.hash);
       for (const h of newestViewNeeds(query)) if (h !== p.hash) needs.add(h);
     }
+    for (const h of partialNeeds(input, p)) needs.add(h);
   }
   const plan: ReadPlan = { input, needs: [...needs] };
   plans.set(plan, { cfg, prep, base, query });
@@ -375,28 +379,80 @@ export function decidePlan(
       reason: "interval_covered",
     };
   }
-  return partialOrPlain(plan, state, d);
+  return partialOrPlain(plan, state, d, objects);
+}
+
+/** At most this many view contents are loaded to find held lines for a partial answer. */
+const MAX_PARTIAL_VIEWS = 16;
+
+/** The newest views of each line of the request under the identity and the name. */
+function partialViews(
+  input: DecisionInput,
+  start: number,
+  end: number,
+): { key: ReturnType<typeof newestViewsOf>; name: ReturnType<typeof newestViewsOf> } {
+  return {
+    key: newestViewsOf(input.knowledge.keyViews, start, end),
+    name: newestViewsOf(input.knowledge.nameViews, start, end),
+  };
 }
 
 /**
- * A partial answer (SPEC §8.4) instead of a plain one: where the plain
- * decision serves an anchor and some lines of the request are held (their
- * newest views under the identity and the name show the current content), a
- * marker names them and the other lines are shown, when that is much smaller.
+ * The contents a partial answer compares lines with (SPEC §8.4): the newest
+ * views of the request's lines, other than the current content.
  */
-function partialOrPlain(plan: ReadPlan, state: PlanState, d: ReadDecision): ReadDecision {
+function partialNeeds(input: DecisionInput, p: Prepared): string[] {
+  const { key, name } = partialViews(input, p.start, p.end);
+  const out = new Set<string>();
+  for (const v of [...key, ...name]) if (v.hash !== null && v.hash !== p.hash) out.add(v.hash);
+  return out.size > MAX_PARTIAL_VIEWS ? [] : [...out];
+}
+
+/**
+ * A partial answer (SPEC §8.4) instead of a plain answer: where some
+ * lines of the request are held (the newest view of the line, under the
+ * identity and under the name, is one content whose line is the current
+ * line), a marker names them and the other lines are shown, when that is
+ * smaller than the plain answer by the diff ratio.
+ */
+function partialOrPlain(
+  plan: ReadPlan,
+  state: PlanState,
+  d: ReadDecision,
+  objects: ReadonlyMap<string, Uint8Array | undefined>,
+): ReadDecision {
   const meta = d.details.readcache;
   if (
     state.prep.kind !== "ok" || plan.input.bypass || meta === undefined ||
-    (d.mode !== "full" && d.mode !== "baseline_fallback")
+    (d.mode !== "full" && d.mode !== "baseline_fallback") || !state.cfg.partialAnswers
   ) return d;
   const p = state.prep.p;
-  const { keyViews, nameViews } = plan.input.knowledge;
-  const held: { start: number; end: number }[] = [];
-  for (const [a, b] of linesHeldWith(p.hash, keyViews, nameViews)) {
-    const start = Math.max(a, p.start);
-    const end = Math.min(b, p.end);
-    if (start <= end) held.push({ start, end });
+  const lines = p.text.split("\n");
+  const contents = new Map<string, string[] | undefined>([[p.hash, lines]]);
+  const linesOf = (hash: string): string[] | undefined => {
+    if (!contents.has(hash)) {
+      const bytes = objects.get(hash);
+      const text = bytes !== undefined && sha256Hex(bytes) === hash
+        ? decodeStrict(bytes)
+        : undefined;
+      contents.set(hash, text?.split("\n"));
+    }
+    return contents.get(hash);
+  };
+  const { key, name } = partialViews(plan.input, p.start, p.end);
+  const hashAt = (pieces: typeof key, n: number) => {
+    for (const v of pieces) if (v.start <= n && n <= v.end) return v.hash;
+    return null;
+  };
+  const held: { start: number; end: number; hash: string }[] = [];
+  for (let n = p.start; n <= p.end; n++) {
+    const h = hashAt(key, n);
+    const ok = h !== null && h === hashAt(name, n) && linesOf(h)?.[n - 1] === lines[n - 1] &&
+      (linesOf(h)?.length ?? 0) >= n;
+    if (!ok) continue;
+    const last = held.at(-1);
+    if (last !== undefined && last.end === n - 1 && last.hash === h) last.end = n;
+    else held.push({ start: n, end: n, hash: h });
   }
   if (held.length === 0) return d;
   const shown: { start: number; end: number }[] = [];
@@ -406,13 +462,16 @@ function partialOrPlain(plan: ReadPlan, state: PlanState, d: ReadDecision): Read
     next = h.end + 1;
   }
   if (next <= p.end) shown.push({ start: next, end: p.end });
-  if (shown.length === 0) return d; // every line held: §5.7 (or, for a whole file, the plain read)
-  const lines = p.text.split("\n");
+  // every line held (from several contents, or §5.7 would have answered): for a range, the
+  // range marker; a whole file is sent in full (the views need not agree on where it ends)
+  if (shown.length === 0 && p.scope === FULL_SCOPE) return d;
   const window = lines.slice(p.start - 1, p.end).join("\n");
   if (!p.baseline.text.startsWith(window)) return d;
   // pi's continuation notice, when the plain answer has one
   const notice = p.baseline.text.slice(window.length);
-  const text = partialAnswer(lines, held, shown, p.totalLines) + notice;
+  const text = shown.length === 0
+    ? unchangedRangeMarker(p.start, p.end, p.totalLines)
+    : partialAnswer(lines, held, shown, p.totalLines) + notice;
   const bytes = encoder.encode(text).length;
   if (bytes >= state.cfg.maxDiffBytesRatio * encoder.encode(p.baseline.text).length) return d;
   return {

@@ -307,9 +307,11 @@ export function editBelief(
  * The metadata of an edit whose belief is determined (SPEC §5.9), and the
  * believed content: `base` is the content of the model's newest view of the
  * file (hash and text), `keyViews`/`nameViews` its views under the file's
- * identity and the name the edit used. `undefined` when the belief is not
- * determined: {@linkcode editBelief} gives none, or a line a replacement
- * touched is not held with the base's content under both.
+ * identity and the name the edit used. When pi's exact match applies to the
+ * base but a line a replacement touched is not held with the base's content
+ * under both, the metadata holds no stretches (and there is no believed
+ * content): only the lines from the first touched one on become unknown.
+ * `undefined` when {@linkcode editBelief} gives no belief.
  *
  * @example
  * ```ts
@@ -326,13 +328,29 @@ export function planEditMeta(input: {
   keyViews: readonly LineView[];
   nameViews: readonly LineView[];
   edits: readonly EditReplacement[];
-}): { meta: ReadCacheEditMetaV1; text: string } | undefined {
+}): { meta: ReadCacheEditMetaV1; text: string | undefined } | undefined {
   const belief = editBelief(input.base.text, input.edits);
   if (belief === undefined) return undefined;
   const held = linesHeldWith(input.base.hash, input.keyViews, input.nameViews);
   const inHeld = (t: TouchedLines) => held.some(([s, e]) => s <= t.start && t.end <= e);
-  if (!belief.touched.every(inHeld)) return undefined;
   const from = belief.touched[0].start;
+  if (!belief.touched.every(inHeld)) {
+    // no belief, but pi's exact match leaves every line before the first match as it was
+    return {
+      meta: {
+        v: 1,
+        kind: "edit",
+        pathKey: input.pathKey,
+        baseHash: input.base.hash,
+        servedHash: sha256Hex(belief.text),
+        totalLines: countLines(belief.text),
+        from,
+        held: [],
+        shown: [],
+      },
+      text: undefined,
+    };
+  }
   // lines added (or removed) by the replacements that end before line x / at or before line x
   const shift = (x: number, through: boolean) => {
     let s = 0;

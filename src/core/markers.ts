@@ -99,7 +99,14 @@ export function partialAnswer(
 ): string {
   const span = (s: { start: number; end: number }) =>
     s.start === s.end ? `${s.start}` : `${s.start}-${s.end}`;
-  const list = held.map(span).join(", ");
+  // stretches that touch (held from two contents) read as one
+  const joined: { start: number; end: number }[] = [];
+  for (const h of held) {
+    const last = joined.at(-1);
+    if (last !== undefined && h.start === last.end + 1) last.end = h.end;
+    else joined.push({ start: h.start, end: h.end });
+  }
+  const list = joined.map(span).join(", ");
   const out = [`[readcache: unchanged in lines ${list} of ${totalLines}; the other lines follow]`];
   for (const s of shown) {
     out.push(

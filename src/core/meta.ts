@@ -83,10 +83,10 @@ export interface ReadCacheMetaV1 {
   bytes: number;
   /**
    * For a `partial` answer (SPEC §8.4): the stretches of the scope it answered
-   * with a marker (the model's newest views show them with `servedHash`); it
-   * showed the other lines.
+   * with a marker, each with the content its newest views show (the same line
+   * text as now); it showed the other lines.
    */
-  held?: { start: number; end: number }[];
+  held?: { start: number; end: number; hash: string }[];
 }
 
 /**
@@ -140,19 +140,20 @@ const ReadCacheMetaV1Schema: z.ZodType<ReadCacheMetaV1, unknown> = z.looseObject
   rangeStart: positiveInt,
   rangeEnd: positiveInt,
   bytes: z.number().int().nonnegative(),
-  held: z.array(z.strictObject({ start: positiveInt, end: positiveInt })).optional(),
+  held: z.array(z.strictObject({ start: positiveInt, end: positiveInt, hash: z.string().min(1) }))
+    .optional(),
 }).superRefine((m, ctx) => {
   if (m.mode === "partial") {
     const ok = m.held !== undefined && m.held.length > 0 && m.baseHash === m.servedHash &&
       m.held.every((h, i) =>
         h.end >= h.start && h.start >= m.rangeStart && h.end <= m.rangeEnd &&
-        (i === 0 || h.start > m.held![i - 1].end + 1)
+        (i === 0 || h.start > m.held![i - 1].end)
       );
     if (!ok) {
       ctx.addIssue({
         code: "custom",
         message:
-          "mode partial needs held stretches (sorted, apart, within the scope) and baseHash = servedHash",
+          "mode partial needs held stretches (sorted, not overlapping, within the scope) and baseHash = servedHash",
       });
     }
   }
@@ -176,7 +177,7 @@ const ReadCacheMetaV1Schema: z.ZodType<ReadCacheMetaV1, unknown> = z.looseObject
   };
   if (m.baseHash !== undefined) out.baseHash = m.baseHash;
   if (m.mode === "partial" && m.held !== undefined) {
-    out.held = m.held.map((h) => ({ start: h.start, end: h.end }));
+    out.held = m.held.map((h) => ({ start: h.start, end: h.end, hash: h.hash }));
   }
   return out;
 });
@@ -361,7 +362,10 @@ export interface ReadCacheEditMetaV1 {
   totalLines: number;
   /** First line the edit touched. */
   from: number;
-  /** Lines of the base the model held, each checked against its views at replay. */
+  /**
+   * Lines of the base the model held, each checked against its views at replay; none when the
+   * edit touched lines it did not hold (then only the lines before `from` stay known).
+   */
   held: LineStretch[];
   /** The same lines in the believed content, in the same order. */
   shown: LineStretch[];
@@ -379,8 +383,8 @@ const ReadCacheEditMetaV1Schema: z.ZodType<ReadCacheEditMetaV1, unknown> = z.loo
   servedHash: z.string().regex(HEX64),
   totalLines: positiveInt,
   from: positiveInt,
-  held: z.array(stretchSchema).min(1),
-  shown: z.array(stretchSchema).min(1),
+  held: z.array(stretchSchema),
+  shown: z.array(stretchSchema),
 }).refine((m) => m.held.length === m.shown.length, {
   message: "held and shown differ in length",
 }).transform((m): ReadCacheEditMetaV1 => ({

@@ -374,7 +374,7 @@ export function applyReadEvent(
     const partial = meta.mode === "partial" && meta.held !== undefined &&
       meta.held.every((h) =>
         viewsCoverWith(
-          meta.servedHash,
+          h.hash,
           h.start,
           h.end,
           sink.keyViews(meta.pathKey),

@@ -351,3 +351,31 @@ export function linesHeldWith(
   }
   return joined;
 }
+
+/**
+ * The newest view of each line of `start..end`, as stretches with the content
+ * hash they show (`null`: unknown; lines no view covers are left out), sorted.
+ *
+ * @example
+ * ```ts
+ * import { newestViewsOf, TO_END } from "@readcache/core/rules";
+ * newestViewsOf([{ seq: 1, start: 1, end: TO_END, hash: "A" }, { seq: 2, start: 3, end: 4, hash: "B" }], 1, 5);
+ * // [{ start: 1, end: 2, hash: "A" }, { start: 3, end: 4, hash: "B" }, { start: 5, end: 5, hash: "A" }]
+ * ```
+ */
+export function newestViewsOf(
+  views: readonly LineView[],
+  start: number,
+  end: number,
+): { start: number; end: number; hash: string | null }[] {
+  const out: { start: number; end: number; hash: string | null }[] = [];
+  let open: Interval[] = [[start, end]];
+  for (let i = views.length - 1; i >= 0 && open.length > 0; i--) {
+    const v = views[i];
+    for (const [x, y] of overlaps(open, v.start, v.end)) {
+      out.push({ start: x, end: y, hash: v.hash });
+    }
+    open = subtract(open, v.start, v.end);
+  }
+  return out.sort((a, b) => a.start - b.start);
+}

@@ -518,7 +518,9 @@ export async function planEdit(
   });
   if (plan === undefined) return undefined;
   try {
-    await stores[0]?.put(plan.meta.servedHash, new TextEncoder().encode(plan.text));
+    if (plan.text !== undefined) {
+      await stores[0]?.put(plan.meta.servedHash, new TextEncoder().encode(plan.text));
+    }
   } catch {
     // supporting data only: a later diff against the belief falls back to the baseline
   }

@@ -275,8 +275,8 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     name: "edit-belief-of-lines-not-held",
     rule: "SPEC §5.9(3): every line a replacement touches must be held with the base's content",
     file: "src/core/edit.ts",
-    find: "  if (!belief.touched.every(inHeld)) return undefined;",
-    replace: "",
+    find: "  if (!belief.touched.every(inHeld)) {",
+    replace: "  if (false) {",
   },
   {
     name: "edit-held-not-checked-at-replay",
@@ -403,8 +403,16 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     name: "partial-under-identity-only",
     rule: "SPEC §8.4: held lines need the newest view under the identity AND the name",
     file: "src/core/decision.ts",
-    find: "  for (const [a, b] of linesHeldWith(p.hash, keyViews, nameViews)) {",
-    replace: "  for (const [a, b] of linesHeldWith(p.hash, keyViews, keyViews)) {",
+    find: "    const ok = h !== null && h === hashAt(name, n) &&",
+    replace: "    const ok = h !== null &&",
+  },
+  {
+    name: "partial-held-by-hash-only",
+    rule:
+      "SPEC §8.4: a line is held when its newest view's text is the current line (not only by hash)",
+    file: "src/core/decision.ts",
+    find: "    const ok = h !== null && h === hashAt(name, n) &&",
+    replace: "    const ok = h === p.hash && h === hashAt(name, n) &&",
   },
   {
     name: "partial-when-not-smaller",
@@ -425,8 +433,16 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     name: "partial-without-notice",
     rule: "SPEC §8.4: a partial answer keeps pi's continuation notice",
     file: "src/core/decision.ts",
-    find: "  const text = partialAnswer(lines, held, shown, p.totalLines) + notice;",
-    replace: '  const text = partialAnswer(lines, held, shown, p.totalLines) + (notice ? "" : "");',
+    find: "    : partialAnswer(lines, held, shown, p.totalLines) + notice;",
+    replace: "    : partialAnswer(lines, held, shown, p.totalLines);",
+  },
+  {
+    name: "partial-whole-file-fully-held",
+    rule:
+      "SPEC §8.4: a whole file every line of which is held from several contents is sent in full",
+    file: "src/core/decision.ts",
+    find: "  if (shown.length === 0 && p.scope === FULL_SCOPE) return d;",
+    replace: "",
   },
   // §8 output
   {
