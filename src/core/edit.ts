@@ -330,8 +330,27 @@ export function planEditMeta(input: {
   edits: readonly EditReplacement[];
 }): { meta: ReadCacheEditMetaV1; text: string | undefined } | undefined {
   const belief = editBelief(input.base.text, input.edits);
-  if (belief === undefined) return undefined;
   const held = linesHeldWith(input.base.hash, input.keyViews, input.nameViews);
+  if (belief === undefined) {
+    // no belief; but where every replacement is in the base, exactly, or in lines the model
+    // does not hold, the lines before the earliest place it can be stay as they were
+    const from = earliestTouch(input.base.text, input.edits, held);
+    if (from === undefined || from <= 1) return undefined;
+    return {
+      meta: {
+        v: 1,
+        kind: "edit",
+        pathKey: input.pathKey,
+        baseHash: input.base.hash,
+        servedHash: input.base.hash,
+        totalLines: countLines(input.base.text),
+        from,
+        held: [],
+        shown: [],
+      },
+      text: undefined,
+    };
+  }
   const inHeld = (t: TouchedLines) => held.some(([s, e]) => s <= t.start && t.end <= e);
   const from = belief.touched[0].start;
   if (!belief.touched.every(inHeld)) {
@@ -376,4 +395,53 @@ export function planEditMeta(input: {
     },
     text: belief.text,
   };
+}
+
+/**
+ * The earliest line of `view` an edit can touch in the model's belief (SPEC
+ * §5.9): a replacement found exactly in the view touches the line of its
+ * match; one not found at all lies in lines the model does not hold, so it can
+ * start no earlier than where the text of the held lines before the first
+ * line not held could begin it. `undefined` when a replacement is found only
+ * by pi's normalising match (the model may mean any place) or is empty.
+ */
+function earliestTouch(
+  view: string,
+  edits: readonly EditReplacement[],
+  held: readonly [number, number][],
+): number | undefined {
+  const text = toLF(view.startsWith("\uFEFF") ? view.slice(1) : view);
+  const lineOf = (pos: number) => {
+    let n = 1;
+    for (let i = 0; i < pos; i++) if (text.charCodeAt(i) === 10) n++;
+    return n;
+  };
+  // the text of the lines held from line 1 on, with the line break after the last of them
+  const k = held.length > 0 && held[0][0] === 1 ? held[0][1] : 0;
+  let prefixEnd = 0;
+  for (let line = 1; line <= k && prefixEnd < text.length; line++) {
+    const nl = text.indexOf("\n", prefixEnd);
+    prefixEnd = nl === -1 ? text.length : nl + 1;
+  }
+  let from = Infinity;
+  for (const e of edits) {
+    const old = toLF(e.oldText);
+    if (old === "") return undefined;
+    const at = text.indexOf(old);
+    if (at !== -1) {
+      from = Math.min(from, lineOf(at));
+      continue;
+    }
+    if (fuzzyForm(text).includes(fuzzyForm(old))) return undefined;
+    // not in the view: it begins where the held text's end could begin it, or after it
+    let start = prefixEnd;
+    for (let p = Math.max(0, prefixEnd - old.length + 1); p < prefixEnd; p++) {
+      if (old.startsWith(text.slice(p, prefixEnd))) {
+        start = p;
+        break;
+      }
+    }
+    from = Math.min(from, lineOf(start));
+  }
+  return from === Infinity ? undefined : from;
 }
