@@ -279,6 +279,13 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     replace: "  if (false) {",
   },
   {
+    name: "edit-unlocated-makes-all-unknown",
+    rule: "SPEC §5.9: lines before the earliest place an edit can start stay known",
+    file: "src/core/edit.ts",
+    find: "    if (from === undefined || from <= 1) return undefined;",
+    replace: "    return undefined;",
+  },
+  {
     name: "edit-held-not-checked-at-replay",
     rule: "SPEC §5.9: replay takes edit metadata only when its held stretches are the newest views",
     file: "src/core/replay.ts",
