@@ -57,10 +57,9 @@ Deno.test("edit belief: only lines held under the identity AND the name, with th
   ];
   const edit = [{ oldText: "line 5", newText: "five" }];
   const base = { hash: HA, text: A };
-  assert.equal(
-    planEditMeta({ pathKey: "/w/a", base, keyViews: key, nameViews: name, edits: edit }),
-    undefined,
-  );
+  // line 5 is not held under the name: no belief, and only lines 1-3 (held) stay known
+  const p5 = planEditMeta({ pathKey: "/w/a", base, keyViews: key, nameViews: name, edits: edit });
+  assert.deepEqual([p5?.meta.held, p5?.meta.from], [[], 4]);
   const p = planEditMeta({
     pathKey: "/w/a",
     base,
@@ -75,9 +74,10 @@ Deno.test("edit belief: a match ending with a line break touches the next line",
   assert.deepEqual(editBelief("a\nb\nc", [{ oldText: "a\n", newText: "x" }])?.touched, [
     { start: 1, end: 2, newEnd: 1 },
   ]);
-  // so an edit joining line 3 to a line the model never saw is not a belief
+  // so an edit joining line 3 to a line the model never saw is not a belief: lines 1-2 stay
   const views: LineView[] = [{ seq: 1, start: 1, end: 3, hash: HA }];
-  assert.equal(plan(views, "line 3\n", "line 3 "), undefined);
+  const p = plan(views, "line 3\n", "line 3 ");
+  assert.deepEqual([p?.meta.held, p?.meta.from], [[], 3]);
   assert.ok(plan(views, "line 2\n", "line 2 "));
 });
 
@@ -91,4 +91,23 @@ Deno.test("edit belief: not determined where pi would rewrite more than the mode
   assert.equal(editBelief("a\n", ok), undefined); // missing
   assert.equal(editBelief("a\n", [{ oldText: "a", newText: "a" }]), undefined); // no change
   assert.deepEqual(editBelief("\uFEFFa\r\nb\r\n", ok)?.text, "\uFEFFa\r\nB\r\n");
+});
+
+Deno.test("edit belief: the text must be once in everything the model holds, of any content", () => {
+  // the model holds line 3 from an older content that reads "line 30": it could mean either
+  const older = A.replace("line 3\n", "line 30\n");
+  const views: LineView[] = [
+    { seq: 1, start: 1, end: TO_END, hash: HA },
+    { seq: 2, start: 3, end: 3, hash: sha256Hex(older) },
+  ];
+  const viewLines = new Map(A.split("\n").map((l, i) => [i + 1, i === 2 ? "line 30" : l]));
+  const p = planEditMeta({
+    pathKey: "/w/a",
+    base: { hash: HA, text: A },
+    keyViews: views,
+    nameViews: views,
+    edits: [{ oldText: "line 30", newText: "thirty" }],
+    viewLines,
+  });
+  assert.deepEqual([p?.meta.held, p?.meta.from], [[], 3]);
 });

@@ -328,47 +328,37 @@ export function planEditMeta(input: {
   keyViews: readonly LineView[];
   nameViews: readonly LineView[];
   edits: readonly EditReplacement[];
+  /**
+   * Every line the model holds, of any content (its newest views under the identity and the
+   * name, agreeing); default: the base's lines it holds.
+   */
+  viewLines?: ReadonlyMap<number, string>;
 }): { meta: ReadCacheEditMetaV1; text: string | undefined } | undefined {
   const belief = editBelief(input.base.text, input.edits);
   const held = linesHeldWith(input.base.hash, input.keyViews, input.nameViews);
+  const view = input.viewLines ?? heldLines(input.base.text, held);
+  // where the model's whole view could hold each replacement's text (SPEC §5.9 rule 3: once)
+  const places = input.edits.map((e) => placesInView(view, toLF(e.oldText)));
+  if (belief !== undefined && places.some((p) => p.count !== 1)) {
+    return unlocated(input, Math.min(...places.map((p) => p.earliest)));
+  }
   if (belief === undefined) {
-    // no belief; but where every replacement is in the base, exactly, or in lines the model
-    // does not hold, the lines before the earliest place it can be stay as they were
-    const from = earliestTouch(input.base.text, input.edits, held);
-    if (from === undefined || from <= 1) return undefined;
-    return {
-      meta: {
-        v: 1,
-        kind: "edit",
-        pathKey: input.pathKey,
-        baseHash: input.base.hash,
-        servedHash: input.base.hash,
-        totalLines: countLines(input.base.text),
-        from,
-        held: [],
-        shown: [],
-      },
-      text: undefined,
-    };
+    // no belief; but the lines before the earliest place the model's view could hold a
+    // replacement stay as they were, unless one is found only by pi's normalising match (then
+    // the model may mean any place)
+    const t = toLF(input.base.text);
+    const fuzzy = input.edits.some((e) => {
+      const old = toLF(e.oldText);
+      return !t.includes(old) && fuzzyForm(t).includes(fuzzyForm(old));
+    });
+    if (fuzzy) return undefined;
+    return unlocated(input, Math.min(...places.map((p) => p.earliest)));
   }
   const inHeld = (t: TouchedLines) => held.some(([s, e]) => s <= t.start && t.end <= e);
   const from = belief.touched[0].start;
   if (!belief.touched.every(inHeld)) {
     // no belief, but pi's exact match leaves every line before the first match as it was
-    return {
-      meta: {
-        v: 1,
-        kind: "edit",
-        pathKey: input.pathKey,
-        baseHash: input.base.hash,
-        servedHash: sha256Hex(belief.text),
-        totalLines: countLines(belief.text),
-        from,
-        held: [],
-        shown: [],
-      },
-      text: undefined,
-    };
+    return unlocated(input, Math.min(from, ...places.map((p) => p.earliest)));
   }
   // lines added (or removed) by the replacements that end before line x / at or before line x
   const shift = (x: number, through: boolean) => {
@@ -397,51 +387,88 @@ export function planEditMeta(input: {
   };
 }
 
-/**
- * The earliest line of `view` an edit can touch in the model's belief (SPEC
- * §5.9): a replacement found exactly in the view touches the line of its
- * match; one not found at all lies in lines the model does not hold, so it can
- * start no earlier than where the text of the held lines before the first
- * line not held could begin it. `undefined` when a replacement is found only
- * by pi's normalising match (the model may mean any place) or is empty.
- */
-function earliestTouch(
-  view: string,
-  edits: readonly EditReplacement[],
-  held: readonly [number, number][],
-): number | undefined {
-  const text = toLF(view.startsWith("\uFEFF") ? view.slice(1) : view);
-  const lineOf = (pos: number) => {
-    let n = 1;
-    for (let i = 0; i < pos; i++) if (text.charCodeAt(i) === 10) n++;
-    return n;
-  };
-  // the text of the lines held from line 1 on, with the line break after the last of them
-  const k = held.length > 0 && held[0][0] === 1 ? held[0][1] : 0;
-  let prefixEnd = 0;
-  for (let line = 1; line <= k && prefixEnd < text.length; line++) {
-    const nl = text.indexOf("\n", prefixEnd);
-    prefixEnd = nl === -1 ? text.length : nl + 1;
+/** The base's lines the model holds (`held` stretches of it), by line number. */
+function heldLines(text: string, held: readonly [number, number][]): Map<number, string> {
+  const lines = text.split("\n");
+  const out = new Map<number, string>();
+  for (const [a, b] of held) {
+    for (let n = a; n <= Math.min(b, lines.length); n++) out.set(n, lines[n - 1]);
   }
-  let from = Infinity;
-  for (const e of edits) {
-    const old = toLF(e.oldText);
-    if (old === "") return undefined;
-    const at = text.indexOf(old);
-    if (at !== -1) {
-      from = Math.min(from, lineOf(at));
-      continue;
-    }
-    if (fuzzyForm(text).includes(fuzzyForm(old))) return undefined;
-    // not in the view: it begins where the held text's end could begin it, or after it
-    let start = prefixEnd;
-    for (let p = Math.max(0, prefixEnd - old.length + 1); p < prefixEnd; p++) {
-      if (old.startsWith(text.slice(p, prefixEnd))) {
-        start = p;
-        break;
+  return out;
+}
+
+/**
+ * Where the model's view could hold `old` (LF-normalised): how often it occurs
+ * in the stretches of lines the model holds, and the earliest line it can
+ * start at: its first occurrence in the stretch from line 1, or where that
+ * stretch's last lines could begin it (the rest in lines the model does not
+ * hold), else the first line not held.
+ */
+function placesInView(
+  view: ReadonlyMap<number, string>,
+  old: string,
+): { count: number; earliest: number } {
+  const lineText = (n: number) => {
+    const l = view.get(n)!.replace(/\r$/, "");
+    return n === 1 && l.startsWith("\uFEFF") ? l.slice(1) : l;
+  };
+  let count = 0;
+  let earliest = Infinity;
+  const numbers = [...view.keys()].sort((a, b) => a - b);
+  for (let i = 0; i < numbers.length;) {
+    // one stretch of held lines: numbers[i]..numbers[j - 1]
+    let j = i + 1;
+    while (j < numbers.length && numbers[j] === numbers[j - 1] + 1) j++;
+    const first = numbers[i];
+    const texts = numbers.slice(i, j).map(lineText);
+    const text = toLF(texts.join("\n"));
+    const lineAt = (pos: number) => first + text.slice(0, pos).split("\n").length - 1;
+    if (old !== "") {
+      for (let at = text.indexOf(old); at !== -1; at = text.indexOf(old, at + 1)) {
+        count++;
+        earliest = Math.min(earliest, lineAt(at));
       }
     }
-    from = Math.min(from, lineOf(start));
+    if (first === 1) {
+      // the stretch from line 1: its end could begin the text, which runs on in unknown lines
+      const tail = text + "\n";
+      let from = numbers[j - 1] + 1;
+      for (let p = Math.max(0, tail.length - old.length); p < tail.length; p++) {
+        if (old.startsWith(tail.slice(p))) {
+          from = lineAt(Math.min(p, text.length));
+          break;
+        }
+      }
+      earliest = Math.min(earliest, from);
+    }
+    i = j;
   }
-  return from === Infinity ? undefined : from;
+  if (!view.has(1)) earliest = 1;
+  return { count, earliest };
+}
+
+/**
+ * Metadata of an edit the model's view cannot place (SPEC §5.9): no belief,
+ * but the lines before `from` stay as they were; `undefined` when that is no
+ * line at all.
+ */
+function unlocated(
+  input: { pathKey: string; base: { hash: string; text: string } },
+  from: number,
+): { meta: ReadCacheEditMetaV1; text: undefined } | undefined {
+  if (!Number.isFinite(from) || from <= 1) return undefined;
+  return {
+    meta: {
+      v: 1,
+      kind: "edit",
+      pathKey: input.pathKey,
+      baseHash: input.base.hash,
+      servedHash: input.base.hash,
+      totalLines: countLines(input.base.text),
+      from,
+      held: [],
+      shown: [],
+    },
+    text: undefined,
+  };
 }

@@ -24,6 +24,9 @@ import { resolveToCwd } from "../core/path.ts";
 import { canonicalPathKey } from "../core/path_key.ts";
 import type { ReadCacheEditMetaV1, ReadCacheInvalidationV1 } from "../core/meta.ts";
 import { editCallArgs, planEditMeta } from "../core/edit.ts";
+import { newestViewsOf, TO_END } from "../core/view.ts";
+
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 import { isSensitivePath } from "../core/sensitive.ts";
 import { countLines, type ReadRequest, type ReadTarget, resolveReadTarget } from "../core/range.ts";
 import { invalidationRecord, invalidationScope } from "../core/refresh.ts";
@@ -509,12 +512,40 @@ export async function planEdit(
   } catch {
     return undefined;
   }
+  // every line the model holds, of any content: where the key's and the name's newest views are
+  // one content (loaded from the store; at most 16 contents, else no belief)
+  const pieces = newestViewsOf(keyViews, 1, TO_END);
+  const names = newestViewsOf(nameViews, 1, TO_END);
+  const hashes = new Set(pieces.flatMap((v) => v.hash === null ? [] : [v.hash]));
+  if (hashes.size > 16) return undefined;
+  const contents = new Map<string, string[] | undefined>([[newest, text.split("\n")]]);
+  for (const h of hashes) {
+    if (contents.has(h)) continue;
+    const b = await loadBase(stores, h);
+    let t: string | undefined;
+    try {
+      t = b === undefined ? undefined : STRICT_UTF8.decode(b);
+    } catch {
+      t = undefined;
+    }
+    contents.set(h, t?.split("\n"));
+  }
+  const viewLines = new Map<number, string>();
+  for (const v of pieces) {
+    const lines = v.hash === null ? undefined : contents.get(v.hash);
+    if (lines === undefined) continue;
+    for (let n = v.start; n <= Math.min(v.end, lines.length); n++) {
+      const named = names.find((x) => x.start <= n && n <= x.end);
+      if (named?.hash === v.hash) viewLines.set(n, lines[n - 1]);
+    }
+  }
   const plan = planEditMeta({
     pathKey: call.pathKey,
     base: { hash: newest, text },
     keyViews,
     nameViews,
     edits: parsed.edits,
+    viewLines,
   });
   if (plan === undefined) return undefined;
   try {
