@@ -272,6 +272,11 @@ export interface ReadPlan {
   readonly input: DecisionInput;
   /** Content hashes to load from the object store before deciding. */
   readonly needs: readonly string[];
+  /**
+   * More contents a partial answer (SPEC §8.4) compares lines with: load them
+   * and decide again only when the first decision is a plain read.
+   */
+  readonly partialNeeds: readonly string[];
 }
 
 interface PlanState {
@@ -304,6 +309,7 @@ export function planRead(input: DecisionInput): ReadPlan {
   let base: ScopeTrust | undefined;
   let query: ViewQuery | undefined;
   const needs = new Set<string>();
+  const more = new Set<string>();
   if (prep.kind === "ok" && !input.bypass) {
     const p = prep.p;
     base = selectBase(input.knowledge.trust, p.scope);
@@ -318,9 +324,9 @@ export function planRead(input: DecisionInput): ReadPlan {
       if (base.hash !== p.hash) needs.add(base.hash);
       for (const h of newestViewNeeds(query)) if (h !== p.hash) needs.add(h);
     }
-    for (const h of partialNeeds(input, p)) needs.add(h);
+    for (const h of partialNeeds(input, p)) if (!needs.has(h)) more.add(h);
   }
-  const plan: ReadPlan = { input, needs: [...needs] };
+  const plan: ReadPlan = { input, needs: [...needs], partialNeeds: [...more] };
   plans.set(plan, { cfg, prep, base, query });
   return plan;
 }

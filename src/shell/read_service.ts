@@ -440,7 +440,16 @@ export async function serveRead(
   const objects = new Map<string, Uint8Array | undefined>();
   for (const hash of plan.needs) objects.set(hash, await loadBase(stores, hash));
   if (signal?.aborted) throw abortError();
-  const decision = decidePlan(plan, objects);
+  let decision = decidePlan(plan, objects);
+  if (
+    (decision.mode === "full" || decision.mode === "baseline_fallback") &&
+    plan.partialNeeds.length > 0
+  ) {
+    // a plain read: the contents a partial answer compares lines with, then decide again
+    for (const hash of plan.partialNeeds) objects.set(hash, await loadBase(stores, hash));
+    if (signal?.aborted) throw abortError();
+    decision = decidePlan(plan, objects);
+  }
   // An answer whose content IS its base (unchanged, same hash) was stored when the base was
   // served, unless the base is what the model wrote (SPEC §5.8): one cheap existence check,
   // no write and no directory checks on the warm path.
