@@ -848,6 +848,7 @@ Deno.test("savings: measured and replayed figures equal the test's own sums; rea
       unchanged_range: 1,
       diff: 1,
       baseline_fallback: 0,
+      partial: 0,
       plain: 1,
     });
 
@@ -1657,6 +1658,7 @@ function fakeSession(over: Partial<SavingsSession> & { reads: number }): Savings
       unchanged_range: 0,
       diff: 0,
       baseline_fallback: 0,
+      partial: 0,
       plain: 0,
     },
     unknown: { reads: 0, bytes: 0 },

@@ -95,6 +95,7 @@ Deno.test("status: window, modes, tracked scopes and the savings estimate", () =
     unchanged_range: 1,
     diff: 1,
     baseline_fallback: 0,
+    partial: 0,
   });
   // 40 bytes per line from the anchor: 4000 + 4000 + 400 + 4000 for 4000 + 32 + 45 + 300
   assert.equal(s.servedBytes, 4377);
