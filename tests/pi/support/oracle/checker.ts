@@ -2,7 +2,8 @@
 // file system and session tree models and, for every `read` result the port
 // printed, rebuilds what the model holds of that name from the outputs in its
 // context, then decides whether a cached answer (`unchanged`,
-// `unchanged_range`, `diff`) is true of the current file given that view.
+// `unchanged_range`, `diff`, `partial`) is true of the current file given
+// that view.
 // Plain outputs are checked against the file too. Nothing here comes from the
 // implementation: only the outputs.
 //
@@ -35,10 +36,14 @@
 //   point with each replacement applied where the view shows the old text
 //   (view.ts `applyEdit`: exact edits of lines it holds are known, CR endings
 //   of a CRLF file kept; a normalised ("fuzzy") match is known only where the
-//   model replaced whole lines; an edit the model cannot place in its view
-//   makes the name UNKNOWN); an edit pi refused (not found, found twice, no
-//   file, ...) tells the model the file is unchanged (nothing); an edit that
-//   never returned makes the name UNKNOWN like such a write. The outcome is
+//   model replaced whole lines, and in a view of part of the file only where
+//   that agrees with the exact text lying in lines the model does not hold;
+//   an edit the model cannot place in its view (its text nowhere there, or
+//   more than once) keeps the lines before the earliest place the text could
+//   start in the lines held from line 1 on, and makes the rest UNKNOWN); an
+//   edit pi refused (not found, found twice, no file, ...) tells the model
+//   the file is unchanged (nothing); an edit that never returned makes the
+//   name UNKNOWN like such a write. The outcome is
 //   the edit step's (the turn's file changes before it replayed on a copy of
 //   the file model). The edit itself is pi's edit tool on the file model
 //   (fs_model.ts: BOM, line endings, exact then normalised matching, a
@@ -51,16 +56,22 @@
 //   end, when it reached it: no notice); `[readcache: unchanged, T lines]`
 //   keeps lines 1..T and ends the file at T; the range markers keep their
 //   lines (the other lines stay as they were, also after "changes exist
-//   outside this range"); a diff is applied to lines 1..end of the view (all
-//   must be known) and the result is the view. Line counts a notice merely
-//   states (`of Z`, `N more lines`) change nothing. Non-UTF-8 plain reads,
-//   unparseable outputs and diffs that do not apply make lines UNKNOWN. The fold uses the outputs only, so a persisted
-//   answer whose base was an unpersisted read means nothing once its turn is
-//   over.
+//   outside this range"); a partial answer (SPEC §8.4) sets the lines it
+//   shows and keeps those it names unchanged, and shows the end when its
+//   window reaches its marker's count with no notice after it; a diff is
+//   applied to lines 1..end of the view (all must be known) and the result is
+//   the view. Line counts a notice merely states (`of Z`, `N more lines`)
+//   change nothing. Non-UTF-8 plain reads, unparseable outputs and diffs that
+//   do not apply make lines UNKNOWN. The fold uses the outputs only, so a
+//   persisted answer whose base was an unpersisted read means nothing once
+//   its turn is over.
 // - Unsafe: a cached answer whose lines are not exactly the current file in
 //   the view at that moment (unknown, or older text than the newest shown), a
 //   diff that does not apply to the view or does not yield the file, wrong
-//   line counts; a plain output whose text is not the file's.
+//   line counts; a partial answer whose held lines are not so, whose shown
+//   lines are not the file's, or whose stretches are not one window from the
+//   requested line with pi's notice for it; a plain output whose text is not
+//   the file's.
 //
 // Categories are `<mode>:<problem>`, the problem being `no-view` (no output in
 // the context names the file), `unknown-line`, `stale-line`,
@@ -76,7 +87,14 @@ import {
   resolveRead,
   writeNameOf,
 } from "./fs_model.ts";
-import { applyHunks, type CachedAnswer, changedLines, parseCached, parseShown } from "./parse.ts";
+import {
+  applyHunks,
+  type CachedAnswer,
+  changedLines,
+  type Notice,
+  parseCached,
+  parseShown,
+} from "./parse.ts";
 import { SessionTree, startsTurn, turnCalls } from "./session_model.ts";
 import {
   applyRangeDiff,
@@ -88,7 +106,12 @@ import {
 } from "./view.ts";
 
 /** Modes whose output relies on content already in the model's context. */
-export const CACHED_MODES: readonly string[] = ["unchanged", "unchanged_range", "diff"];
+export const CACHED_MODES: readonly string[] = [
+  "unchanged",
+  "unchanged_range",
+  "diff",
+  "partial",
+];
 
 /** A read answer the model could not safely rely on. */
 export interface UnsafeAnswer {
@@ -224,13 +247,48 @@ function staleKind(seen: boolean, mismatch: string): string {
   return mismatch.includes("unknown") ? "unknown-line" : "stale-line";
 }
 
+/** Where a partial answer's window ends, and whether it showed the end of the file. */
+function partialWindow(ans: Extract<CachedAnswer, { kind: "partial" }>) {
+  const stretches = [
+    ...ans.held,
+    ...ans.shown.map((s) => ({ start: s.start, end: s.start + s.lines.length - 1 })),
+  ].sort((a, b) => a.start - b.start);
+  const first = stretches[0].start;
+  const last = stretches[stretches.length - 1].end;
+  const gap = stretches.findIndex((s, k) => k > 0 && s.start !== stretches[k - 1].end + 1);
+  return { stretches, first, last, gap, eof: last === ans.total && ans.notice === null };
+}
+
+/** Why a partial answer's notice is not pi's for its window, or `undefined`. */
+function noticeProblem(
+  notice: Notice | null,
+  first: number,
+  last: number,
+  total: number,
+): string | undefined {
+  if (notice === null) {
+    return last === total
+      ? undefined
+      : `no notice, but the window ends at line ${last} of ${total}`;
+  }
+  if (last === total) return `a notice, but the window reaches the end of the file`;
+  const ok = notice.kind === "more"
+    ? notice.more === total - last && notice.next === last + 1
+    : notice.from === first && notice.to === last && notice.total === total &&
+      notice.next === last + 1;
+  return ok ? undefined : `a notice that does not fit lines ${first}-${last} of ${total}`;
+}
+
 function checkCached(
   ans: CachedAnswer,
+  req: ResolvedRead,
   view: View,
   seen: boolean,
   cur: FileText | undefined,
 ): Verdict {
-  const effect: Effect = ans.kind === "diff"
+  const effect: Effect = ans.kind === "partial"
+    ? { kind: "partial", shown: ans.shown, end: partialWindow(ans).eof ? ans.total : null }
+    : ans.kind === "diff"
     ? { kind: "diff", hunks: ans.hunks, total: ans.total }
     : ans.kind === "range_diff"
     ? { kind: "range_diff", start: ans.start, end: ans.end, hunks: ans.hunks }
@@ -324,6 +382,46 @@ function checkCached(
       }
       return { effect };
     }
+    case "partial": {
+      if (ans.total !== total) {
+        return fail("count", `marker says ${ans.total} lines, the file has ${total}`);
+      }
+      const w = partialWindow(ans);
+      if (w.last > total) {
+        return fail("count", `lines ${w.first}-${w.last} are not a range of a ${total}-line file`);
+      }
+      for (const h of ans.held) {
+        const m = firstMismatch(view, cur.lines, h.start, h.end);
+        if (m !== undefined) return fail(staleKind(seen, m), m);
+      }
+      for (const st of ans.shown) {
+        const i = st.lines.findIndex((l, k) => l !== cur.lines[st.start - 1 + k]);
+        if (i !== -1) {
+          return fail(
+            "wrong-content",
+            `line ${st.start + i} shown as ${JSON.stringify(st.lines[i])}, the file has ${
+              JSON.stringify(cur.lines[st.start - 1 + i])
+            }`,
+          );
+        }
+      }
+      if (w.gap !== -1) {
+        const [a, b] = [w.stretches[w.gap - 1], w.stretches[w.gap]];
+        return fail(
+          "count",
+          `the stretches are not one window: ${a.start}-${a.end} then ${b.start}-${b.end}`,
+        );
+      }
+      const start = req.offset ?? 1;
+      if (w.first !== start) {
+        return fail(
+          "count",
+          `the answer's lines start at ${w.first}, the read asked from ${start}`,
+        );
+      }
+      const n = noticeProblem(ans.notice, w.first, w.last, total);
+      return n === undefined ? { effect } : fail("count", n);
+    }
   }
 }
 
@@ -403,7 +501,7 @@ function judge(
         problem: { kind: "unparseable", reason: "not a readcache marker or diff" },
       };
     }
-    return checkCached(ans, view, seen, cur);
+    return checkCached(ans, req, view, seen, cur);
   }
   return checkShown(r.text, req, cur);
 }

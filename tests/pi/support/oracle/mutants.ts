@@ -30,6 +30,8 @@ export type PlantedBug =
     name: string;
     /** Ports the bug affects (the oracle runs on these). */
     ports: PortName[];
+    /** Sessions the test runs before it must have caught the bug (default 200). */
+    sessions?: number;
   }
   & (TextEdit | { edits: TextEdit[] });
 
@@ -134,9 +136,11 @@ export const PLANTED_BUGS: PlantedBug[] = [
       `        if (e.kind === "changed") continue;\n`,
   },
   // SPEC §5.9: only pi's exact match makes a belief; a normalised match rewrote the whole file
+  // (since partial answers, the first session of the test's seed it shows in is session 221)
   {
     name: "belief-without-exact-match",
     ports: ["reference", "pi"],
+    sessions: 300,
     file: "src/core/edit.ts",
     find: `  if ("error" in m || m.fuzzy) return undefined;\n`,
     replace: `  if ("error" in m) return undefined;\n`,
@@ -157,6 +161,16 @@ export const PLANTED_BUGS: PlantedBug[] = [
         replace: `if (s.op === "writeTool" && call) {`,
       },
     ],
+  },
+  // SPEC §8.4: a line is held only when its newest views show the current line's text; with
+  // the comparison dropped, any line both newest views show from one content counts as held
+  {
+    name: "partial-held-by-position",
+    ports: ["reference", "pi", "pi-no-events"],
+    file: "src/core/decision.ts",
+    find:
+      `    const ok = h !== null && h === hashAt(name, n) && linesOf(h)?.[n - 1] === lines[n - 1] &&\n`,
+    replace: `    const ok = h !== null && h === hashAt(name, n) &&\n`,
   },
 ];
 

@@ -1,8 +1,9 @@
 // Parsers for what the model is shown by a `read`: pi's own read output
 // (SPEC §7.2: content lines, then possibly a `[Showing lines X-Y of Z ...]`
 // or `[N more lines in file ...]` notice, or the first-line-too-large
-// message) and the readcache answers (SPEC §8: the three markers and the
-// diff payload). Written from the specification, not from src/.
+// message) and the readcache answers (SPEC §8: the three markers, the diff
+// payload and the partial answer of §8.4). Written from the specification,
+// not from src/.
 
 /** What a plain (pi) read output shows. */
 export type ShownOutput =
@@ -99,7 +100,116 @@ export type CachedAnswer =
     end: number;
     total: number;
     hunks: Hunk[];
+  }
+  | {
+    /**
+     * SPEC §8.4: the held stretches named by the marker, the other stretches
+     * shown under their headers, then pi's continuation notice if any.
+     */
+    kind: "partial";
+    /** The marker's line count. */
+    total: number;
+    /** The stretches the marker says are unchanged, as listed. */
+    held: Stretch[];
+    /** The stretches shown, in order, each with exactly its lines. */
+    shown: ShownStretch[];
+    /** pi's continuation notice after the last line, or `null` when none follows. */
+    notice: Notice | null;
   };
+
+/** Lines `start..end` (1-based, inclusive). */
+export interface Stretch {
+  start: number;
+  end: number;
+}
+
+/** A stretch of a partial answer shown line by line. */
+export interface ShownStretch {
+  start: number;
+  lines: string[];
+}
+
+/** pi's continuation notice as one line (SPEC §7.2), its numbers as written. */
+export type Notice =
+  | {
+    kind: "showing" | "showing-bytes";
+    from: number;
+    to: number;
+    total: number;
+    next: number;
+  }
+  | { kind: "more"; more: number; next: number };
+
+const NOTICE_SHOWING =
+  /^\[Showing lines (\d+)-(\d+) of (\d+)( \(50\.0KB limit\))?\. Use offset=(\d+) to continue\.\]$/;
+const NOTICE_MORE = /^\[(\d+) more lines in file\. Use offset=(\d+) to continue\.\]$/;
+
+/** Parses one line as pi's continuation notice; `undefined` when it is none. */
+export function parseNotice(line: string): Notice | undefined {
+  const s = NOTICE_SHOWING.exec(line);
+  if (s) {
+    return {
+      kind: s[4] === undefined ? "showing" : "showing-bytes",
+      from: Number(s[1]),
+      to: Number(s[2]),
+      total: Number(s[3]),
+      next: Number(s[5]),
+    };
+  }
+  const m = NOTICE_MORE.exec(line);
+  return m ? { kind: "more", more: Number(m[1]), next: Number(m[2]) } : undefined;
+}
+
+const N = "[1-9]\\d*";
+/** A held stretch in the marker's list: `A-B` (A < B) or `A`. */
+const HELD_ITEM = new RegExp(`^(${N})(?:-(${N}))?$`);
+const PARTIAL_MARKER = new RegExp(
+  `^\\[readcache: unchanged in lines (${N}(?:-${N})?(?:, ${N}(?:-${N})?)*) of (\\d+); ` +
+    `the other lines follow\\]$`,
+);
+const STRETCH_HEADER = new RegExp(`^\\[(?:lines (${N})-(${N})|line (${N}))\\]$`);
+
+/**
+ * Parses a partial answer (SPEC §8.4): the marker's held list, then each
+ * shown stretch (its header, then exactly its lines), then optionally an
+ * empty line and pi's notice, nothing else. A stretch `A-B` must have A < B
+ * (one line is written `A` and `[line A]`). Whether the stretches make one
+ * window is the checker's business.
+ */
+export function parsePartial(text: string): CachedAnswer | undefined {
+  const lines = text.split("\n");
+  const m = PARTIAL_MARKER.exec(lines[0]);
+  if (!m) return undefined;
+  const held: Stretch[] = [];
+  for (const item of m[1].split(", ")) {
+    const h = HELD_ITEM.exec(item)!;
+    const start = Number(h[1]);
+    const end = h[2] === undefined ? start : Number(h[2]);
+    if (h[2] !== undefined && end <= start) return undefined;
+    held.push({ start, end });
+  }
+  const shown: ShownStretch[] = [];
+  let notice: Notice | null = null;
+  let i = 1;
+  while (i < lines.length) {
+    if (lines[i] === "" && i === lines.length - 2) {
+      const n = parseNotice(lines[i + 1]);
+      if (n === undefined) return undefined;
+      notice = n;
+      break;
+    }
+    const h = STRETCH_HEADER.exec(lines[i]);
+    if (!h) return undefined;
+    const start = Number(h[1] ?? h[3]);
+    const end = h[2] === undefined ? start : Number(h[2]);
+    if (h[2] !== undefined && end <= start) return undefined;
+    const count = end - start + 1;
+    if (i + 1 + count > lines.length) return undefined;
+    shown.push({ start, lines: lines.slice(i + 1, i + 1 + count) });
+    i += 1 + count;
+  }
+  return { kind: "partial", total: Number(m[2]), held, shown, notice };
+}
 
 const UNCHANGED = /^\[readcache: unchanged, (\d+) lines\]$/;
 const UNCHANGED_RANGE = /^\[readcache: unchanged in lines (\d+)-(\d+) of (\d+)\]$/;
@@ -159,6 +269,7 @@ export function parseCached(text: string): CachedAnswer | undefined {
   }
   m = UNCHANGED_OUTSIDE.exec(text);
   if (m) return { kind: "unchanged_outside", start: Number(m[1]), end: Number(m[2]) };
+  if (PARTIAL_MARKER.test(text.split("\n", 1)[0])) return parsePartial(text);
   const nl = text.indexOf("\n");
   if (nl < 0) return undefined;
   const r = RANGE_DIFF_HEADER.exec(text.slice(0, nl));

@@ -3,7 +3,11 @@
 // UNKNOWN; plus where the file ends, when the model has seen its end (a plain
 // output that reached the end of the file, an unchanged marker, a diff).
 // Line counts merely stated by a notice (`of Z`, `N more lines`) are not an
-// observed end and change nothing: the model still holds the lines it holds. `Effect` is what one read output tells the model; `applyEffect`
+// observed end and change nothing: the model still holds the lines it holds.
+// A partial answer (SPEC §8.4) sets the lines it shows and keeps the ones it
+// says are unchanged; it shows where the file ends when its window reaches
+// the line count its marker states and no notice follows it (as a plain
+// output ends). `Effect` is what one read output tells the model; `applyEffect`
 // folds it into a view using nothing but the output itself (no file access),
 // so the same fold works for the context at read time and for the context
 // after a turn ended (when unpersisted outputs have left it).
@@ -38,6 +42,12 @@ export type Effect =
   | { kind: "unchanged_range"; start: number; end: number }
   | { kind: "diff"; hunks: Hunk[]; total: number }
   | { kind: "range_diff"; start: number; end: number; hunks: Hunk[] }
+  /**
+   * A partial answer: the stretches it shows are set, the lines it names as
+   * unchanged stay; `end` is the file's last line when the answer showed it
+   * (its window reaches the marker's count and no notice follows), else `null`.
+   */
+  | { kind: "partial"; shown: { start: number; lines: string[] }[]; end: number | null }
   /** A successful edit call of the model: its replacements (see {@linkcode applyEdit}). */
   | { kind: "edit"; edits: Replacement[] };
 
@@ -88,6 +98,10 @@ export function applyEffect(v: View, e: Effect): View {
       setEnd(v, e.total);
       return v;
     case "unchanged_range":
+      return v;
+    case "partial":
+      for (const st of e.shown) st.lines.forEach((l, i) => v.lines.set(st.start + i, l));
+      if (e.end !== null) setEnd(v, e.end);
       return v;
     case "edit":
       return applyEdit(v, e.edits);
@@ -204,16 +218,98 @@ function lineOf(text: string, offset: number): number {
 }
 
 /**
+ * The first line an edit of `oldText` (LF line breaks) that the model cannot
+ * place in its view could touch, by the model's own reasoning: pi's edit
+ * succeeded, so the text is in the file once (exactly, or after pi's
+ * normalisation); taking the lines it holds from line 1 on as the file has
+ * them, the text can start no earlier than its first occurrence in that
+ * stretch, or than the first place from which the rest of the stretch (with
+ * the line break after its last line) is a beginning of the text, which would
+ * run on into the line after it, not known. The trivial place is the end of
+ * the stretch: the first line not known. (A stretch that reaches where the
+ * model saw the file end is treated alike: its text is nowhere in a file the
+ * model holds whole, so the model's view is out of date somewhere it cannot
+ * tell; taking only the lines after it as unknown is what the model's view
+ * still supports, and anything stricter would flag answers true of the file
+ * and of every line the model holds.) With `normalised`, pi's normalised form
+ * counts too (the earlier of the two): the model does not know which match pi
+ * used. Line 1 not known: line 1.
+ *
+ * The stretch is compared the way pi matches: line 1's BOM off, a line's CR
+ * ending and its line break one `\n`, any other CR a line break.
+ */
+function earliestPlace(v: View, oldText: string, normalised: boolean): number {
+  if (!v.lines.has(1)) return 1;
+  let k = 1;
+  while (v.lines.has(k + 1)) k++;
+  // the stretch as pi's text, in pieces, each with the view line it comes from
+  const pieces: { line: number; text: string }[] = [];
+  for (let i = 1; i <= k; i++) {
+    let l = v.lines.get(i)!;
+    if (i === 1 && l.startsWith("\uFEFF")) l = l.slice(1);
+    if (l.endsWith("\r")) l = l.slice(0, -1);
+    for (const t of PI_EDIT.normalizeToLF(l).split("\n")) pieces.push({ line: i, text: t });
+  }
+  const place = (norm: (t: string) => string): number => {
+    const old = norm(oldText);
+    const starts: number[] = [];
+    let text = "";
+    for (const [j, p] of pieces.entries()) {
+      if (j > 0) text += "\n";
+      starts.push(text.length);
+      text += norm(p.text);
+    }
+    text += "\n";
+    let q = text.indexOf(old);
+    if (q === -1) {
+      // a proper beginning of the text at the end of the stretch (the empty one at the very end)
+      q = Math.max(0, text.length - old.length + 1);
+      while (!old.startsWith(text.slice(q))) q++;
+    }
+    if (q === text.length) return k + 1;
+    let j = 0;
+    while (j + 1 < starts.length && starts[j + 1] <= q) j++;
+    return pieces[j].line;
+  };
+  const exact = place((t) => t);
+  return normalised ? Math.min(exact, place(PI_EDIT.normalizeForFuzzyMatch)) : exact;
+}
+
+/** The view with lines `from` on unknown, and where the file ends (mutates and returns it). */
+function unknownFrom(v: View, from: number): View {
+  for (const k of [...v.lines.keys()]) if (k >= from) v.lines.delete(k);
+  v.end = null;
+  return v;
+}
+
+/**
  * What the model believes after a successful edit call of its own (SPEC
  * §5.9): its view with each replacement applied at the place its view shows
  * the `oldText`, the lines after it shifted by the lines added or removed.
+ * The model's reasoning: the lines it holds are the file's, where it saw the
+ * file end the file ends, the lines it does not hold could be anything.
  *
  * - The model matches the way it reads: a line's CR ending (a CRLF file) and
- *   line 1's BOM are not text it types. Each `oldText` must occur exactly
- *   once in the view's stretches of consecutive known lines (pi's fallback
- *   normalisation is tried when the exact text is nowhere, as pi does);
- *   anywhere else, or twice, or replacements that overlap, and the model does
- *   not know where its edit landed: the whole view becomes UNKNOWN.
+ *   line 1's BOM are not text it types. Each `oldText` that occurs exactly
+ *   once in the view's stretches of consecutive known lines is placed there;
+ *   if the exact text is nowhere, pi's fallback normalisation is tried, as pi
+ *   does.
+ * - A normalised match placed in a view of part of the file is one of two
+ *   possibilities: the exact text could be in lines the model does not hold,
+ *   where pi would have matched it first. The model holds only what both
+ *   give (the view with the normalised match applied, and the view with that
+ *   replacement as one it cannot place, its exact text only): where they
+ *   agree line by line. In a view of the whole file the exact text is
+ *   nowhere, so the normalised match is what pi did.
+ * - A replacement the model cannot place (nowhere in the view, or more than
+ *   once: pi succeeded, so the file is not what the view shows around it) or
+ *   replacements that overlap in the view: the model does not know where its
+ *   edit landed, but not everywhere is possible. The lines before the
+ *   earliest place it could start ({@linkcode earliestPlace}), and before the
+ *   first line touched by any replacement of the call, stay as they are; from
+ *   there on every line is UNKNOWN, and where the file ends. (Making the whole
+ *   name unknown would be stricter than the model's own knowledge: a cached
+ *   answer about the lines before, true of the file, would be flagged.)
  * - Touched lines (from the line where a match starts to the line holding
  *   the first character after it) hold the replacement: for an exact match
  *   the text around the match stays as the view had it; for a normalised
@@ -226,10 +322,34 @@ function lineOf(text: string, offset: number): number {
  *   though pi rewrote the whole file normalised: the model does not know).
  */
 export function applyEdit(v: View, edits: readonly Replacement[]): View {
+  const copy = (): View => ({ lines: new Map(v.lines), end: v.end });
+  const keys = [...v.lines.keys()];
+  const whole = v.end !== null && keys.length === v.end && keys.every((k) => k <= v.end!);
+  const a = editedView(copy(), edits, true);
+  let out = a.view;
+  if (a.normalised && !whole) {
+    const b = editedView(copy(), edits, false).view;
+    out = { lines: new Map(), end: a.view.end === b.end ? b.end : null };
+    for (const [k, l] of a.view.lines) if (b.lines.get(k) === l) out.lines.set(k, l);
+  }
+  v.lines = out.lines;
+  v.end = out.end;
+  return v;
+}
+
+/**
+ * {@linkcode applyEdit} with pi's normalised match tried (`normalised`) or
+ * not; tells whether a replacement was placed by it.
+ */
+function editedView(
+  v: View,
+  edits: readonly Replacement[],
+  normalised: boolean,
+): { view: View; normalised: boolean } {
   const unknown = () => {
     v.lines.clear();
     v.end = null;
-    return v;
+    return { view: v, normalised: false };
   };
   const known = [...v.lines.keys()].sort((a, b) => a - b);
   if (known.length === 0) return unknown();
@@ -262,33 +382,47 @@ export function applyEdit(v: View, edits: readonly Replacement[]): View {
   }
   // locate every replacement: exactly once in the view, exact first, then normalised
   const located: Located[] = [];
+  /** The earliest line a replacement the model cannot place could touch. */
+  let from = Infinity;
   for (const e of edits) {
     const oldText = PI_EDIT.normalizeToLF(e.oldText);
     const newText = PI_EDIT.normalizeToLF(e.newText);
-    if (oldText === "") return unknown();
+    if (oldText === "") return unknown(); // pi refuses it: not a successful edit
     let hits = runs.flatMap((r, k) =>
       occurrences(r.text, oldText).map((from) => ({ run: k, from, to: from + oldText.length }))
     );
     let fuzzy = false;
-    if (hits.length === 0) {
-      const f = PI_EDIT.normalizeForFuzzyMatch(oldText);
-      if (runs.some((r) => r.fuzzy === undefined) || f === "") return unknown();
+    const f = PI_EDIT.normalizeForFuzzyMatch(oldText);
+    if (hits.length === 0 && normalised && runs.every((r) => r.fuzzy !== undefined) && f !== "") {
       hits = runs.flatMap((r, k) =>
         occurrences(r.fuzzy!, f).map((from) => ({ run: k, from, to: from + f.length }))
       );
       fuzzy = true;
     }
-    if (hits.length !== 1) return unknown();
+    if (hits.length !== 1) {
+      from = Math.min(from, earliestPlace(v, oldText, normalised));
+      continue;
+    }
     located.push({ ...hits[0], fuzzy, newText });
+  }
+  const matchedIn = (x: Located) => x.fuzzy ? runs[x.run].fuzzy! : runs[x.run].text;
+  const firstTouched = (x: Located) => runs[x.run].start + lineOf(matchedIn(x), x.from);
+  const overlap = runs.some((_, k) => {
+    const here = located.filter((x) => x.run === k).sort((a, b) => a.from - b.from);
+    return here.some((x, j) => j > 0 && here[j - 1].to > x.from);
+  });
+  const usedNormalised = located.some((x) => x.fuzzy);
+  if (from !== Infinity || overlap) {
+    return {
+      view: unknownFrom(v, Math.min(from, ...located.map(firstTouched))),
+      normalised: usedNormalised,
+    };
   }
   // per run, the touched stretches of lines and what they become
   type Touch = { first: number; last: number; lines: (string | null)[] };
   const touches: Touch[] = [];
   for (const [k, r] of runs.entries()) {
     const here = located.filter((x) => x.run === k).sort((a, b) => a.from - b.from);
-    for (let j = 1; j < here.length; j++) {
-      if (here[j - 1].to > here[j].from) return unknown(); // overlapping in the view
-    }
     // group matches that touch a common line
     const groups: Located[][] = [];
     for (const x of here) {
@@ -378,5 +512,5 @@ export function applyEdit(v: View, edits: readonly Replacement[]): View {
   }
   v.lines = next;
   if (v.end !== null) v.end += shift;
-  return v;
+  return { view: v, normalised: usedNormalised };
 }
