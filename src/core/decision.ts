@@ -272,11 +272,6 @@ export interface ReadPlan {
   readonly input: DecisionInput;
   /** Content hashes to load from the object store before deciding. */
   readonly needs: readonly string[];
-  /**
-   * More contents a partial answer (SPEC §8.4) compares lines with: load them
-   * and decide again only when the first decision is a plain read.
-   */
-  readonly partialNeeds: readonly string[];
 }
 
 interface PlanState {
@@ -309,7 +304,6 @@ export function planRead(input: DecisionInput): ReadPlan {
   let base: ScopeTrust | undefined;
   let query: ViewQuery | undefined;
   const needs = new Set<string>();
-  const more = new Set<string>();
   if (prep.kind === "ok" && !input.bypass) {
     const p = prep.p;
     base = selectBase(input.knowledge.trust, p.scope);
@@ -324,9 +318,8 @@ export function planRead(input: DecisionInput): ReadPlan {
       if (base.hash !== p.hash) needs.add(base.hash);
       for (const h of newestViewNeeds(query)) if (h !== p.hash) needs.add(h);
     }
-    for (const h of partialNeeds(input, p)) if (!needs.has(h)) more.add(h);
   }
-  const plan: ReadPlan = { input, needs: [...needs], partialNeeds: [...more] };
+  const plan: ReadPlan = { input, needs: [...needs] };
   plans.set(plan, { cfg, prep, base, query });
   return plan;
 }
@@ -404,11 +397,27 @@ function partialViews(
 }
 
 /**
- * The contents a partial answer compares lines with (SPEC §8.4): the newest
- * views of the request's lines, other than the current content.
+ * The contents a partial answer (SPEC §8.4) compares lines with, beyond
+ * `plan.needs`: the newest views of the request's lines. Load them and decide
+ * again only when the first decision is a plain read (worked out only then:
+ * not on the path of every read).
+ *
+ * @example
+ * ```ts
+ * import { partialNeedsOf, planRead } from "@readcache/core/rules";
+ * const plan = planRead({ displayPath: "a", pathKey: "/a", bytes: new Uint8Array(),
+ *   knowledge: { trust: undefined, keyViews: [], nameViews: [] } });
+ * partialNeedsOf(plan); // []
+ * ```
  */
-function partialNeeds(input: DecisionInput, p: Prepared): string[] {
-  const { key, name } = partialViews(input, p.start, p.end);
+export function partialNeedsOf(plan: ReadPlan): string[] {
+  const state = plans.get(plan);
+  if (
+    state === undefined || state.prep.kind !== "ok" || plan.input.bypass ||
+    !state.cfg.partialAnswers
+  ) return [];
+  const p = state.prep.p;
+  const { key, name } = partialViews(plan.input, p.start, p.end);
   const out = new Set<string>();
   for (const v of [...key, ...name]) if (v.hash !== null && v.hash !== p.hash) out.add(v.hash);
   return out.size > MAX_PARTIAL_VIEWS ? [] : [...out];

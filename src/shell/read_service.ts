@@ -14,6 +14,7 @@ import {
   decidePlan,
   type DecisionConfig,
   DEFAULT_DECISION_CONFIG,
+  partialNeedsOf,
   planRead,
   type ReadDecision,
 } from "../core/decision.ts";
@@ -441,14 +442,14 @@ export async function serveRead(
   for (const hash of plan.needs) objects.set(hash, await loadBase(stores, hash));
   if (signal?.aborted) throw abortError();
   let decision = decidePlan(plan, objects);
-  if (
-    (decision.mode === "full" || decision.mode === "baseline_fallback") &&
-    plan.partialNeeds.length > 0
-  ) {
+  if (decision.mode === "full" || decision.mode === "baseline_fallback") {
     // a plain read: the contents a partial answer compares lines with, then decide again
-    for (const hash of plan.partialNeeds) objects.set(hash, await loadBase(stores, hash));
-    if (signal?.aborted) throw abortError();
-    decision = decidePlan(plan, objects);
+    const more = partialNeedsOf(plan).filter((hash) => !objects.has(hash));
+    if (more.length > 0) {
+      for (const hash of more) objects.set(hash, await loadBase(stores, hash));
+      if (signal?.aborted) throw abortError();
+      decision = decidePlan(plan, objects);
+    }
   }
   // An answer whose content IS its base (unchanged, same hash) was stored when the base was
   // served, unless the base is what the model wrote (SPEC §5.8): one cheap existence check,
@@ -543,9 +544,11 @@ export async function planEdit(
   for (const v of pieces) {
     const lines = v.hash === null ? undefined : contents.get(v.hash);
     if (lines === undefined) continue;
-    for (let n = v.start; n <= Math.min(v.end, lines.length); n++) {
-      const named = names.find((x) => x.start <= n && n <= x.end);
-      if (named?.hash === v.hash) viewLines.set(n, lines[n - 1]);
+    // the lines where the name's newest view is the same content
+    for (const u of names) {
+      if (u.hash !== v.hash) continue;
+      const last = Math.min(v.end, u.end, lines.length);
+      for (let n = Math.max(v.start, u.start); n <= last; n++) viewLines.set(n, lines[n - 1]);
     }
   }
   const plan = planEditMeta({
