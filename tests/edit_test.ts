@@ -100,14 +100,54 @@ Deno.test("edit belief: the text must be once in everything the model holds, of 
     { seq: 1, start: 1, end: TO_END, hash: HA },
     { seq: 2, start: 3, end: 3, hash: sha256Hex(older) },
   ];
-  const viewLines = new Map(A.split("\n").map((l, i) => [i + 1, i === 2 ? "line 30" : l]));
   const p = planEditMeta({
     pathKey: "/w/a",
     base: { hash: HA, text: A },
     keyViews: views,
     nameViews: views,
     edits: [{ oldText: "line 30", newText: "thirty" }],
-    viewLines,
+    contents: new Map([[sha256Hex(older), older.split("\n")]]),
   });
   assert.deepEqual([p?.meta.held, p?.meta.from], [[], 3]);
+});
+
+Deno.test("edit belief: lines held as another content that reads the same are held, and named", () => {
+  // the model read the whole file (older content: line 30 differed), then lines 28-32 of A
+  const older = A.replace("line 30\n", "line thirty\n").replace("line 35\n", "line 35 old\n");
+  const HO = sha256Hex(older);
+  const views: LineView[] = [
+    { seq: 1, start: 1, end: TO_END, hash: HO },
+    { seq: 2, start: 28, end: 32, hash: HA },
+  ];
+  const p = planEditMeta({
+    pathKey: "/w/a",
+    base: { hash: HA, text: A },
+    keyViews: views,
+    nameViews: views,
+    edits: [{ oldText: "line 5\n", newText: "line 5\nline 5b\n" }],
+    contents: new Map([[HO, older.split("\n")]]),
+  });
+  assert.ok(p);
+  // line 35 reads otherwise in the older content: not held
+  assert.deepEqual(p.meta.held, [
+    { start: 1, end: 27, hash: HO },
+    { start: 28, end: 32 },
+    { start: 33, end: 34, hash: HO },
+    { start: 36, hash: HO },
+  ]);
+  assert.deepEqual(p.meta.shown, [
+    { start: 1, end: 28 },
+    { start: 29, end: 33 },
+    { start: 34, end: 35 },
+    { start: 37 },
+  ]);
+  // a content the store lost holds nothing
+  const lost = planEditMeta({
+    pathKey: "/w/a",
+    base: { hash: HA, text: A },
+    keyViews: views,
+    nameViews: views,
+    edits: [{ oldText: "line 29\n", newText: "twenty-nine\n" }],
+  });
+  assert.deepEqual(lost?.meta.held, [{ start: 28, end: 32 }]);
 });

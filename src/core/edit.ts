@@ -14,7 +14,7 @@
 import { sha256Hex } from "./hash.ts";
 import type { LineStretch, ReadCacheEditMetaV1 } from "./meta.ts";
 import { countLines } from "./range.ts";
-import { linesHeldWith, type LineView, TO_END } from "./view.ts";
+import { type LineView, newestViewsOf, TO_END } from "./view.ts";
 
 /**
  * One replacement of an edit call: `oldText` must occur once in the file.
@@ -307,10 +307,13 @@ export function editBelief(
  * The metadata of an edit whose belief is determined (SPEC §5.9), and the
  * believed content: `base` is the content of the model's newest view of the
  * file (hash and text), `keyViews`/`nameViews` its views under the file's
- * identity and the name the edit used. When pi's exact match applies to the
- * base but a line a replacement touched is not held with the base's content
- * under both, the metadata holds no stretches (and there is no believed
- * content): only the lines from the first touched one on become unknown.
+ * identity and the name the edit used, `contents` the lines of the other
+ * contents those views show. A line is held as the base's when the newest
+ * views under both are the base, or another content whose line reads the
+ * same (the stretch then names that content). When pi's exact match applies
+ * to the base but a line a replacement touched is not held, the metadata
+ * holds no stretches (and there is no believed content): only the lines from
+ * the first touched one on become unknown.
  * `undefined` when {@linkcode editBelief} gives no belief.
  *
  * @example
@@ -329,14 +332,19 @@ export function planEditMeta(input: {
   nameViews: readonly LineView[];
   edits: readonly EditReplacement[];
   /**
-   * Every line the model holds, of any content (its newest views under the identity and the
-   * name, agreeing); default: the base's lines it holds.
+   * The lines of the contents the model's newest views show (loaded from the store; a content
+   * left out or `undefined` is not known); the base's are taken from `base`.
    */
-  viewLines?: ReadonlyMap<number, string>;
+  contents?: ReadonlyMap<string, readonly string[] | undefined>;
 }): { meta: ReadCacheEditMetaV1; text: string | undefined } | undefined {
   const belief = editBelief(input.base.text, input.edits);
-  const held = linesHeldWith(input.base.hash, input.keyViews, input.nameViews);
-  const view = input.viewLines ?? heldLines(input.base.text, held);
+  const baseLines = input.base.text.split("\n");
+  const contents = new Map(input.contents ?? []);
+  contents.set(input.base.hash, baseLines);
+  const pieces = agreeingViews(input.keyViews, input.nameViews);
+  const heldBy = heldByText(input.base.hash, baseLines, pieces, contents);
+  const held = joinStretches(heldBy);
+  const view = linesInView(pieces, contents);
   // where the model's whole view could hold each replacement's text (SPEC §5.9 rule 3: once)
   const places = input.edits.map((e) => placesInView(view, toLF(e.oldText)));
   if (belief !== undefined && places.some((p) => p.count !== 1)) {
@@ -368,7 +376,7 @@ export function planEditMeta(input: {
   };
   const stretch = (start: number, end: number): LineStretch =>
     end === TO_END ? { start } : { start, end };
-  const kept = held.filter(([, e]) => e >= from);
+  const kept = heldBy.filter((h) => h.end >= from);
   return {
     meta: {
       v: 1,
@@ -378,21 +386,119 @@ export function planEditMeta(input: {
       servedHash: sha256Hex(belief.text),
       totalLines: countLines(belief.text),
       from,
-      held: kept.map(([s, e]) => stretch(s, e)),
-      shown: kept.map(([s, e]) =>
-        stretch(s + shift(s, false), e === TO_END ? TO_END : e + shift(e, true))
+      held: kept.map((h) =>
+        h.hash === input.base.hash
+          ? stretch(h.start, h.end)
+          : { ...stretch(h.start, h.end), hash: h.hash }
+      ),
+      shown: kept.map((h) =>
+        stretch(
+          h.start + shift(h.start, false),
+          h.end === TO_END ? TO_END : h.end + shift(h.end, true),
+        )
       ),
     },
     text: belief.text,
   };
 }
 
-/** The base's lines the model holds (`held` stretches of it), by line number. */
-function heldLines(text: string, held: readonly [number, number][]): Map<number, string> {
-  const lines = text.split("\n");
+/** A stretch of lines and the content the model's newest views show there. */
+interface HeldPiece {
+  start: number;
+  /** May be {@linkcode TO_END}. */
+  end: number;
+  hash: string;
+}
+
+/**
+ * Where the newest views under the identity and under the name are one
+ * known content, sorted.
+ */
+function agreeingViews(
+  keyViews: readonly LineView[],
+  nameViews: readonly LineView[],
+): HeldPiece[] {
+  const key = newestViewsOf(keyViews, 1, TO_END);
+  const name = newestViewsOf(nameViews, 1, TO_END);
+  const out: HeldPiece[] = [];
+  for (const k of key) {
+    if (k.hash === null) continue;
+    for (const u of name) {
+      if (u.hash !== k.hash) continue;
+      const start = Math.max(k.start, u.start);
+      const end = Math.min(k.end, u.end);
+      if (start <= end) out.push({ start, end, hash: k.hash });
+    }
+  }
+  return out.sort((a, b) => a.start - b.start);
+}
+
+/**
+ * The base's lines the model holds (SPEC §5.9 rule 3): where its newest view
+ * is the base, or another content whose line is the base's line. A stretch
+ * of another content runs to the end of the file only when that content ends
+ * where the base ends.
+ */
+function heldByText(
+  baseHash: string,
+  base: readonly string[],
+  pieces: readonly HeldPiece[],
+  contents: ReadonlyMap<string, readonly string[] | undefined>,
+): HeldPiece[] {
+  const out: HeldPiece[] = [];
+  const push = (p: HeldPiece) => {
+    const last = out.at(-1);
+    if (last !== undefined && last.hash === p.hash && last.end + 1 === p.start) last.end = p.end;
+    else out.push({ ...p });
+  };
+  for (const p of pieces) {
+    if (p.hash === baseHash) {
+      push(p);
+      continue;
+    }
+    const lines = contents.get(p.hash);
+    if (lines === undefined) continue;
+    const last = Math.min(p.end, lines.length, base.length);
+    let run: HeldPiece | undefined;
+    for (let n = p.start; n <= last + 1; n++) {
+      const same = n <= last && lines[n - 1] === base[n - 1];
+      if (same) {
+        if (run === undefined) run = { start: n, end: n, hash: p.hash };
+        else run.end = n;
+        continue;
+      }
+      if (run !== undefined) {
+        // the whole rest of both contents: the view knows where the base ends
+        if (p.end === TO_END && run.end === last && lines.length === base.length) run.end = TO_END;
+        push(run);
+        run = undefined;
+      }
+    }
+  }
+  return out;
+}
+
+/** Held pieces as position stretches, touching ones joined. */
+function joinStretches(pieces: readonly HeldPiece[]): [number, number][] {
+  const out: [number, number][] = [];
+  for (const p of pieces) {
+    const last = out.at(-1);
+    if (last !== undefined && p.start <= last[1] + 1) last[1] = Math.max(last[1], p.end);
+    else out.push([p.start, p.end]);
+  }
+  return out;
+}
+
+/** Every line the model holds, of any content, by line number. */
+function linesInView(
+  pieces: readonly HeldPiece[],
+  contents: ReadonlyMap<string, readonly string[] | undefined>,
+): Map<number, string> {
   const out = new Map<number, string>();
-  for (const [a, b] of held) {
-    for (let n = a; n <= Math.min(b, lines.length); n++) out.set(n, lines[n - 1]);
+  for (const p of pieces) {
+    const lines = contents.get(p.hash);
+    if (lines === undefined) continue;
+    for (let n = p.start; n <= Math.min(p.end, lines.length); n++) out.set(n, lines[n - 1]);
   }
   return out;
 }

@@ -363,10 +363,12 @@ export interface ReadCacheEditMetaV1 {
   /** First line the edit touched. */
   from: number;
   /**
-   * Lines of the base the model held, each checked against its views at replay; none when the
-   * edit touched lines it did not hold (then only the lines before `from` stay known).
+   * Lines of the base the model held, each checked against its views at replay (with `hash`
+   * when the model holds them as another content whose lines are the base's, else with
+   * `baseHash`); none when the edit touched lines it did not hold (then only the lines before
+   * `from` stay known).
    */
-  held: LineStretch[];
+  held: (LineStretch & { hash?: string })[];
   /** The same lines in the believed content, in the same order. */
   shown: LineStretch[];
 }
@@ -374,6 +376,12 @@ export interface ReadCacheEditMetaV1 {
 const HEX64 = /^[0-9a-f]{64}$/;
 const stretchSchema = z.strictObject({ start: positiveInt, end: positiveInt.optional() })
   .refine((s) => s.end === undefined || s.end >= s.start, { message: "end is before start" });
+
+const heldStretchSchema = z.strictObject({
+  start: positiveInt,
+  end: positiveInt.optional(),
+  hash: z.string().regex(HEX64).optional(),
+}).refine((s) => s.end === undefined || s.end >= s.start, { message: "end is before start" });
 
 const ReadCacheEditMetaV1Schema: z.ZodType<ReadCacheEditMetaV1, unknown> = z.looseObject({
   v: z.literal(1),
@@ -383,7 +391,7 @@ const ReadCacheEditMetaV1Schema: z.ZodType<ReadCacheEditMetaV1, unknown> = z.loo
   servedHash: z.string().regex(HEX64),
   totalLines: positiveInt,
   from: positiveInt,
-  held: z.array(stretchSchema),
+  held: z.array(heldStretchSchema),
   shown: z.array(stretchSchema),
 }).refine((m) => m.held.length === m.shown.length, {
   message: "held and shown differ in length",
@@ -395,9 +403,11 @@ const ReadCacheEditMetaV1Schema: z.ZodType<ReadCacheEditMetaV1, unknown> = z.loo
   servedHash: m.servedHash,
   totalLines: m.totalLines,
   from: m.from,
-  held: m.held.map((s) =>
-    s.end === undefined ? { start: s.start } : { start: s.start, end: s.end }
-  ),
+  held: m.held.map((s) => ({
+    start: s.start,
+    ...(s.end === undefined ? {} : { end: s.end }),
+    ...(s.hash === undefined ? {} : { hash: s.hash }),
+  })),
   shown: m.shown.map((s) =>
     s.end === undefined ? { start: s.start } : { start: s.start, end: s.end }
   ),

@@ -12,6 +12,7 @@
  */
 import {
   isAnchorMode,
+  type LineStretch,
   parseEditMeta,
   parseInvalidation,
   parseReadCacheMeta,
@@ -897,7 +898,7 @@ export function applyEditEvent(
   const keyViews = sink.keyViews(call.pathKey);
   const nameViews = sink.nameViews(call.name);
   const held = meta.held.every((h) =>
-    viewsCoverWith(meta.baseHash, h.start, h.end ?? TO_END, keyViews, nameViews)
+    viewsCoverWith(h.hash ?? meta.baseHash, h.start, h.end ?? TO_END, keyViews, nameViews)
   );
   const add = (v: LineView) => {
     sink.addKeyView(call.pathKey, v);
@@ -910,7 +911,16 @@ export function applyEditEvent(
   add({ seq: seq - 0.5, start: meta.from, end: TO_END, hash: null });
   let trust = sink.trust(call.pathKey);
   const total = meta.totalLines;
+  // held as several contents, the lines are one stretch of the believed content
+  const shown: LineStretch[] = [];
   for (const s of meta.shown) {
+    const last = shown.at(-1);
+    if (last !== undefined && last.end !== undefined && s.start === last.end + 1) {
+      if (s.end === undefined) delete last.end;
+      else last.end = s.end;
+    } else shown.push({ ...s });
+  }
+  for (const s of shown) {
     const end = s.end ?? TO_END;
     add({ seq, start: s.start, end, hash: meta.servedHash });
     if (s.start === 1 && s.end === undefined) {

@@ -522,11 +522,11 @@ export async function planEdit(
   } catch {
     return undefined;
   }
-  // every line the model holds, of any content: where the key's and the name's newest views are
-  // one content (loaded from the store; at most 16 contents, else no belief)
-  const pieces = newestViewsOf(keyViews, 1, TO_END);
-  const names = newestViewsOf(nameViews, 1, TO_END);
-  const hashes = new Set(pieces.flatMap((v) => v.hash === null ? [] : [v.hash]));
+  // the contents the newest views show (loaded from the store; at most 16, else no belief):
+  // lines the model holds as another content may still be the base's (SPEC §5.9 rule 3)
+  const hashes = new Set(
+    newestViewsOf(keyViews, 1, TO_END).flatMap((v) => v.hash === null ? [] : [v.hash]),
+  );
   if (hashes.size > 16) return undefined;
   const contents = new Map<string, string[] | undefined>([[newest, text.split("\n")]]);
   for (const h of hashes) {
@@ -540,24 +540,13 @@ export async function planEdit(
     }
     contents.set(h, t?.split("\n"));
   }
-  const viewLines = new Map<number, string>();
-  for (const v of pieces) {
-    const lines = v.hash === null ? undefined : contents.get(v.hash);
-    if (lines === undefined) continue;
-    // the lines where the name's newest view is the same content
-    for (const u of names) {
-      if (u.hash !== v.hash) continue;
-      const last = Math.min(v.end, u.end, lines.length);
-      for (let n = Math.max(v.start, u.start); n <= last; n++) viewLines.set(n, lines[n - 1]);
-    }
-  }
   const plan = planEditMeta({
     pathKey: call.pathKey,
     base: { hash: newest, text },
     keyViews,
     nameViews,
     edits: parsed.edits,
-    viewLines,
+    contents,
   });
   if (plan === undefined) return undefined;
   try {

@@ -293,6 +293,29 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     replace: "  const held = true || meta.held.every((h) =>",
   },
   {
+    name: "edit-held-only-as-base",
+    rule: "SPEC §5.9(3): lines held as another content whose lines are the base's are held",
+    file: "src/core/edit.ts",
+    find:
+      "    const lines = contents.get(p.hash);\n    if (lines === undefined) continue;\n    const last",
+    replace:
+      "    const lines = p.hash === baseHash ? contents.get(p.hash) : undefined;\n    if (lines === undefined) continue;\n    const last",
+  },
+  {
+    name: "edit-held-by-position",
+    rule: "SPEC §5.9(3): a line held as another content is held only when it reads as the base's",
+    file: "src/core/edit.ts",
+    find: "      const same = n <= last && lines[n - 1] === base[n - 1];",
+    replace: "      const same = n <= last;",
+  },
+  {
+    name: "edit-held-hash-ignored-at-replay",
+    rule: "SPEC §5.9: replay checks each held stretch against the content it names",
+    file: "src/core/replay.ts",
+    find: "    viewsCoverWith(h.hash ?? meta.baseHash, h.start,",
+    replace: "    viewsCoverWith(meta.baseHash, h.start,",
+  },
+  {
     name: "edit-same-turn-read-taken",
     rule: "SPEC §5.9(4): no belief when a read of the file is earlier in the same turn",
     file: "src/core/replay.ts",
