@@ -1,0 +1,200 @@
+// Every shell command in the README's code blocks is either run here, as a user would run it (in
+// a temporary HOME, with its output checked), or named with the test or CI step that runs it and
+// why it is not run again here. A command added to the README without an entry here fails.
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const readme = readFileSync(join(root, "README.md"), "utf8");
+
+/** The command lines of the README's sh blocks, comments and blank lines dropped. */
+function readmeCommands(): string[] {
+  const out: string[] = [];
+  for (const block of readme.matchAll(/^```(?:sh|bash|shell)\n([\s\S]*?)^```/gm)) {
+    for (const line of block[1].split("\n")) {
+      const cmd = line.replace(/\s+#.*$/, "").trim();
+      if (cmd !== "" && !cmd.startsWith("#")) out.push(cmd);
+    }
+  }
+  return out;
+}
+
+/** A command run elsewhere: the file (test or CI script) that runs it, and a string it holds. */
+interface Covered {
+  by: string;
+  holds: string;
+  why: string;
+}
+
+const COVERED: Record<string, Covered> = {
+  "npx -y deno@2 task demo": {
+    by: "tests/pi/install_order_test.ts",
+    holds: '["task", "demo"]',
+    why: "the install-order test runs the demo on a fresh copy of the checkout",
+  },
+  "npx -y deno@2 task test": {
+    by: ".ci/run",
+    holds: "task test",
+    why: "CI runs the README's test command",
+  },
+  "git clone <this repository> readcache && cd readcache": {
+    by: "tests/pi/install_order_test.ts",
+    holds: "git",
+    why: "the install-order test works on a fresh copy of the checkout (no remote here)",
+  },
+  "npm install --omit=peer": {
+    by: "tests/pi/install_order_test.ts",
+    holds: "--omit=peer",
+    why: "the install-order test runs it before and after the Deno tasks",
+  },
+  "pi -e .": {
+    by: "tests/pi/pi_rpc_e2e_test.ts",
+    holds: '"-e", REPO',
+    why: "the end-to-end test runs a real pi with `-e <checkout>`",
+  },
+  'pi install "$PWD"': {
+    by: "tests/pi/readme_pi_install_test.ts",
+    holds: 'pi install "$PWD"',
+    why: "needs pi itself: the pi suite runs it",
+  },
+  "git clone <this repository> ~/readcache": {
+    by: "tests/opencode/opencode_e2e_test.ts",
+    holds: "plugin",
+    why: "the OpenCode end-to-end test loads the plugin from the checkout",
+  },
+  "cd ~/readcache && npm install --omit=peer": {
+    by: "tests/pi/install_order_test.ts",
+    holds: "--omit=peer",
+    why: "the same install as for pi",
+  },
+  "npx -y /path/to/checkout savings": {
+    by: "tests/readme_commands_test.ts",
+    holds: "npx readcache doctor",
+    why: "the same package bin as `npx readcache doctor`, run below",
+  },
+  'deno run -A jsr:@readcache/core/conformance scenario --cmd "python3 my_port.py"': {
+    by: "tests/conformance_kit_test.ts",
+    holds: "my_port.py",
+    why: "the kit test runs the README's Python port through the runner (JSR is not reachable)",
+  },
+  "npx -y deno@2 task ci": { by: ".ci/run", holds: "", why: "it is CI" },
+  "npx -y deno@2 task schema": {
+    by: "tests/layer_vectors_test.ts",
+    holds: "run `deno task schema`",
+    why: "the committed schemas must be what the task writes",
+  },
+  "npx -y deno@2 task port:pi": { by: ".ci/run", holds: "task port:pi", why: "a CI step" },
+  "npx -y deno@2 task oracle --sessions 20000": {
+    by: "tests/pi/oracle_test.ts",
+    holds: "runOracle",
+    why: "the oracle test runs the same oracle on fewer sessions (20,000 take minutes)",
+  },
+  "npx -y deno@2 task hostile": {
+    by: "tests/pi/hostile_read_test.ts",
+    holds: "FIFO",
+    why: "the hostile tests are part of the pi suite",
+  },
+  "npx -y deno@2 task bench": {
+    by: "tests/pi/bench_real_test.ts",
+    holds: "bench",
+    why: "the bench measures speed on this machine; CI checks it runs, not its figures",
+  },
+  "npx -y deno@2 task opencode:e2e": {
+    by: "tests/opencode/opencode_e2e_test.ts",
+    holds: "opencode",
+    why: "the OpenCode suite runs it",
+  },
+};
+
+/** Runs a command line in `cwd` with a temporary HOME; returns its exit code and output. */
+async function sh(
+  line: string,
+  cwd: string,
+  home: string,
+  env: Record<string, string> = {},
+): Promise<{ code: number; out: string }> {
+  const out = await new Deno.Command("bash", {
+    args: ["-c", line],
+    cwd,
+    env: {
+      HOME: home,
+      NO_COLOR: "1",
+      DENO_NO_UPDATE_CHECK: "1",
+      PATH: `${join(Deno.execPath(), "..")}:${Deno.env.get("PATH") ?? ""}`,
+      // Deno's module cache of this machine (it lives under the real HOME by default)
+      DENO_DIR: Deno.env.get("DENO_DIR") ?? join(homedir(), ".cache", "deno"),
+      ...env,
+    },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const td = new TextDecoder();
+  return { code: out.code, out: td.decode(out.stdout) + td.decode(out.stderr) };
+}
+
+/** The commands run here, and what a user sees. */
+const RUN: Record<string, (home: string) => Promise<void>> = {
+  "deno task cli status --latest": async (home) => {
+    const r = await sh("deno task cli status --latest", root, home);
+    // no pi session in a fresh HOME: it says so and what to pass (exit 2: nothing to read)
+    assert.equal(r.code, 2, r.out);
+    assert.match(r.out, /No pi session of .* pass that directory with --cwd DIR/);
+  },
+  "deno install -g -A -n readcache cli/main.ts": async (home) => {
+    const r = await sh("deno install -g -A -n readcache cli/main.ts", root, home, {
+      DENO_INSTALL_ROOT: join(home, ".deno"),
+    });
+    assert.equal(r.code, 0, r.out);
+    const bin = join(home, ".deno", "bin", "readcache");
+    assert.ok(existsSync(bin), r.out);
+    const help = await sh(`${bin} --help`, home, home);
+    assert.equal(help.code, 0, help.out);
+    assert.match(help.out, /status/);
+  },
+  "npx readcache doctor": async (home) => {
+    const r = await sh("npx readcache doctor", root, home);
+    assert.equal(r.code, 0, r.out);
+    assert.match(r.out, /no problems found/);
+  },
+  "deno run -A jsr:@readcache/core/conformance --help": async (home) => {
+    // JSR is not reachable here: the export it names, run from the checkout
+    const exports = JSON.parse(readFileSync(join(root, "deno.json"), "utf8")).exports;
+    assert.equal(exports["./conformance"], "./src/conformance/runner.ts");
+    const r = await sh("deno run -A src/conformance/runner.ts --help", root, home);
+    assert.equal(r.code, 0, r.out);
+    assert.match(r.out, /--cmd/);
+  },
+  "npx -y deno@2 task conformance --help": async (home) => {
+    const r = await sh("deno task conformance --help", root, home);
+    assert.equal(r.code, 0, r.out);
+    assert.match(r.out, /N passed, N failed/);
+  },
+};
+
+Deno.test("README: every shell command is run here or by a named test", () => {
+  const commands = readmeCommands();
+  assert.ok(commands.length >= 20, `found only ${commands.length} commands`);
+  const missing = commands.filter((c) => !(c in RUN) && !(c in COVERED));
+  assert.deepEqual(missing, [], "README commands neither run nor covered: add them here");
+  const stale = [...Object.keys(RUN), ...Object.keys(COVERED)].filter((c) => !commands.includes(c));
+  assert.deepEqual(stale, [], "entries for commands the README no longer has");
+  for (const [cmd, c] of Object.entries(COVERED)) {
+    const file = join(root, c.by);
+    assert.ok(existsSync(file), `${cmd}: ${c.by} does not exist`);
+    assert.ok(readFileSync(file, "utf8").includes(c.holds), `${cmd}: ${c.by} lacks ${c.holds}`);
+  }
+});
+
+for (const [cmd, run] of Object.entries(RUN)) {
+  Deno.test(`README: ${cmd}`, async () => {
+    const home = mkdtempSync(join(tmpdir(), "readcache-readme-"));
+    try {
+      await run(home);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+}
