@@ -7,7 +7,7 @@
 // received (the `role: "tool"` messages of later requests):
 //
 //   read (OpenCode's own output, byte for byte) -> read again (unchanged) -> a range (unchanged)
-//   -> OpenCode's edit -> read (the whole file: an edit makes it unknown) -> two reads in one
+//   -> OpenCode's edit (its result carries the model's belief) -> read (unchanged) -> two reads in one
 //   message -> a change by another process (a diff) -> OpenCode's write, then read (unchanged)
 //   -> compaction, read (whole file) -> read b, revert it, read b (whole file) and a (unchanged)
 //   -> six 50 KB reads, two more turns, OpenCode prunes the old outputs: a pruned read no longer
@@ -224,7 +224,8 @@ Deno.test({
       const r3 = await turn([read("a.txt", { offset: 10, limit: 5 })]);
       check(r3.parts[0], "unchanged_range", "[readcache: unchanged in lines 10-14 of 30]");
 
-      // 2. OpenCode's own edit; the next read is the whole file (an edit makes it unknown)
+      // 2. OpenCode's own edit: the plugin works out the model's belief before it runs (SPEC
+      //    §5.9) and its stored result carries it; the next read of what it wrote is unchanged
       const e1 = await turn([{
         name: "edit",
         args: {
@@ -235,13 +236,10 @@ Deno.test({
       }]);
       assert.equal(e1.parts[0].state.status, "completed", JSON.stringify(e1.parts[0].state));
       assert.match(await Deno.readTextFile(join(cwd, "a.txt")), /const v7 = 77;/);
+      const belief = (e1.parts[0].state.metadata as { readcache?: { kind?: string } }).readcache;
+      assert.equal(belief?.kind, "edit", JSON.stringify(e1.parts[0].state.metadata));
       const r4 = await turn([read("a.txt")]);
-      check(
-        r4.parts[0],
-        ["full", "baseline_fallback"],
-        await openCodeText("a.txt"),
-        "(after edit)",
-      );
+      check(r4.parts[0], "unchanged", "[readcache: unchanged, 30 lines]");
 
       // 3. two reads of it in one message: the one served second is unchanged; the first is
       //    unchanged too, or re-anchors (full) when OpenCode finished the later call first

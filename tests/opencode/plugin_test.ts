@@ -74,6 +74,21 @@ class FakeOpenCode {
       await Deno.writeTextFile(path, String(call.args.content));
       return { title: "w", output: "Wrote file successfully.", metadata: { exists: false } };
     }
+    if (call.tool === "edit") {
+      // OpenCode's exact path: oldString once in the file (replaceAll: every occurrence)
+      const text = await Deno.readTextFile(path);
+      const old = String(call.args.oldString);
+      const at = text.indexOf(old);
+      if (at === -1) throw new Error("Could not find oldString in the file.");
+      const next = call.args.replaceAll === true
+        ? text.replaceAll(old, String(call.args.newString))
+        : text.indexOf(old, at + 1) !== -1
+        ? undefined
+        : text.slice(0, at) + String(call.args.newString) + text.slice(at + old.length);
+      if (next === undefined) throw new Error("Found multiple matches for oldString.");
+      await Deno.writeTextFile(path, next);
+      return { title: "e", output: "Edit applied successfully.", metadata: { diff: "..." } };
+    }
     const view = renderOpenCodeRead({
       path,
       text: decodeOpenCodeText(await Deno.readFile(path)),
@@ -106,8 +121,21 @@ class FakeOpenCode {
     };
     this.messages.push(message);
     const outputs: ToolAfterOutput[] = [];
+    for (const [i, c] of calls.entries()) {
+      await this.hooks["tool.execute.before"]?.(
+        { tool: c.tool, sessionID: "ses_1", callID: parts[i].callID! },
+        { args: c.args },
+      );
+    }
     for (const i of order) {
-      const out = await this.run(calls[i]);
+      let out: ToolAfterOutput;
+      try {
+        out = await this.run(calls[i]);
+      } catch (e) {
+        // a tool that throws: OpenCode stores the error and calls no after hook
+        parts[i].state = { status: "error", input: calls[i].args, output: String(e) };
+        continue;
+      }
       await before?.();
       await this.hooks["tool.execute.after"]!(
         { tool: calls[i].tool, sessionID: "ses_1", callID: parts[i].callID!, args: calls[i].args },
@@ -257,3 +285,52 @@ Deno.test("read's description explains the answers; OPENCODE_READCACHE=off loads
     else Deno.env.set("OPENCODE_READCACHE", before);
   }
 });
+
+const edit = (filePath: string, oldString: string, newString: string, extra = {}): Call => ({
+  tool: "edit",
+  args: { filePath, oldString, newString, ...extra },
+});
+const metaOf = (o: ToolAfterOutput) => (o.metadata as { readcache?: unknown }).readcache;
+
+Deno.test("the model's own edit: its result carries the belief; a re-read is unchanged", () =>
+  withHost(async (oc) => {
+    await oc.step([read("a.txt")]);
+    const [e] = await oc.step([edit("a.txt", "beta", "BETA")]);
+    assert.equal(e.output, "Edit applied successfully.");
+    assert.equal((e.metadata as { diff: string }).diff, "...", "OpenCode's own metadata kept");
+    assert.deepEqual(
+      [(metaOf(e) as { kind: string }).kind, (metaOf(e) as { from: number }).from],
+      ["edit", 2],
+    );
+    const [again] = await oc.step([read("a.txt")]);
+    assert.equal(again.output, "[readcache: unchanged, 3 lines]");
+  }));
+
+Deno.test("the model's own edit undone by another process: never unchanged, a diff", () =>
+  withHost(async (oc) => {
+    const text = Array.from({ length: 40 }, (_, i) => `line ${i + 1} of the file\n`).join("");
+    await Deno.writeTextFile(join(oc.dir, "c.txt"), text);
+    await oc.step([read("c.txt")]);
+    await oc.step([edit("c.txt", "line 5 of", "line 5 EDITED of")]);
+    await Deno.writeTextFile(join(oc.dir, "c.txt"), text); // git checkout
+    const [back] = await oc.step([read("c.txt")]);
+    assert.equal(modeOf(back), "diff");
+    assert.match(back.output, /-line 5 EDITED of the file\n\+line 5 of the file/);
+  }));
+
+Deno.test("edits without a belief leave the file unknown: replaceAll, never read, failed", () =>
+  withHost(async (oc) => {
+    await oc.step([read("a.txt")]);
+    const [all] = await oc.step([edit("a.txt", "a", "A", { replaceAll: true })]);
+    assert.equal(metaOf(all), undefined);
+    const [r1] = await oc.step([read("a.txt")]);
+    assert.notEqual(modeOf(r1), "unchanged");
+    assert.match(r1.output, /^<path>/, "the whole file again");
+    await Deno.writeTextFile(join(oc.dir, "b.txt"), "one\ntwo\n");
+    const [unseen] = await oc.step([edit("b.txt", "one", "ONE")]);
+    assert.equal(metaOf(unseen), undefined, "lines the model never saw");
+    await oc.step([read("a.txt")]);
+    await oc.step([edit("a.txt", "no such text", "x")]); // fails: OpenCode stores an error
+    const [r2] = await oc.step([read("a.txt")]);
+    assert.match(r2.output, /^<path>/, "a failed edit leaves the file unknown");
+  }));

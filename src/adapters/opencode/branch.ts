@@ -31,8 +31,10 @@
  * - **Writes** (SPEC §5.8): a completed `write` part whose content is proof
  *   (see `openCodeWriteProof`) is a `wrote` event; any other finished
  *   `write`, and every finished `edit` and `apply_patch` part (one event per
- *   file), is a `changed` event without belief, so its file is unknown until
- *   read again (SPEC §5.9; OpenCode's edit belief can come later). A `patch`
+ *   file), is a `changed` event; a completed `edit` carries the model's
+ *   belief in `state.metadata.readcache` (SPEC §5.9, worked out by the plugin
+ *   before the edit ran), anything else leaves its file unknown until read
+ *   again. A `patch`
  *   part (files OpenCode's snapshot saw change during the step, e.g. through
  *   `bash`) makes each file no call of that message targets unknown too.
  * - **In flight**: the message that holds the current call (`currentCallId`)
@@ -436,16 +438,21 @@ export class OpenCodeBranchConverter {
       }
     }
     if (OPENCODE_FILE_TOOLS.has(tool)) {
-      // any other finished change (an edit, a pruned or failed write, a patch): file unknown
+      // a successful edit carries the model's belief (SPEC §5.9: replay checks it); any other
+      // finished change (a failed or pruned edit, a pruned or failed write, a patch): unknown
       const targets = targetsOf(p);
+      const belief = tool === "edit" && status === "completed" && !pruned
+        ? record(state?.metadata).readcache
+        : undefined;
       targets.forEach((call, i) => {
-        push({
+        const entry: ReplayEntry = {
           id: i === 0 ? id : `${id}#${i}`,
           parentId: null,
           kind: "changed",
           call,
           callId: i === 0 ? callId : `${callId}#${i}`,
-        });
+        };
+        push(belief !== undefined && i === 0 ? { ...entry, meta: belief } : entry);
       });
       if (targets.length > 0) return;
     }

@@ -33,6 +33,7 @@
  *
  * @module
  */
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { env } from "node:process";
 import {
@@ -52,7 +53,13 @@ import {
 } from "../../core/object_store.ts";
 import type { ScopeKey } from "../../core/scope.ts";
 import type { TruncationResult } from "../../core/truncate.ts";
-import { isInsideProject, readRegularFile, writeInFlight } from "../../shell/read_service.ts";
+import type { ReadCacheEditMetaV1 } from "../../core/meta.ts";
+import {
+  isInsideProject,
+  planEdit,
+  readRegularFile,
+  writeInFlight,
+} from "../../shell/read_service.ts";
 import { FsObjectStore } from "../../store/fs_object_store.ts";
 import { cacheableView, coreRequest, openCodeAnswerText, scopeMatchesView } from "./answer.ts";
 import { decodeOpenCodeText, renderOpenCodeRead } from "./baseline.ts";
@@ -62,7 +69,7 @@ import {
   type OpenCodeMessageLike,
   type OpenCodeRevertLike,
 } from "./branch.ts";
-import { openCodeReadCall, openCodeReadPath } from "./calls.ts";
+import { openCodeFileTarget, openCodeReadCall, openCodeReadPath } from "./calls.ts";
 
 export * from "./answer.ts";
 export * from "./baseline.ts";
@@ -170,7 +177,12 @@ export interface ToolAfterOutput {
  * ```
  */
 export interface ReadcacheHooks {
-  /** After a tool ran: caches `read` results. */
+  /** Before a tool runs: works out the model's belief of an `edit` (SPEC §5.9). */
+  "tool.execute.before"?: (
+    input: { tool: string; sessionID: string; callID: string },
+    output: { args: unknown },
+  ) => Promise<void>;
+  /** After a tool ran: caches `read` results, records the belief of an `edit`. */
   "tool.execute.after"?: (input: ToolAfterInput, output: ToolAfterOutput) => Promise<void>;
   /** Before tools are sent to the model: explains the markers in `read`'s description. */
   "tool.definition"?: (
@@ -222,6 +234,8 @@ interface Served {
 
 interface SessionState {
   convert: OpenCodeBranchConverter;
+  /** Beliefs of `edit` calls worked out before they ran, by call id (SPEC §5.9). */
+  edits: Map<string, ReadCacheEditMetaV1>;
   /** The message whose tool calls are in flight, and the reads served for it, in serve order. */
   messageId?: string;
   served: Served[];
@@ -298,6 +312,70 @@ function readcacheHooks(
     });
   };
 
+  const sessionState = (sessionID: string): SessionState => {
+    let state = sessions.get(sessionID);
+    if (state === undefined) {
+      state = { convert: new OpenCodeBranchConverter(), served: [], edits: new Map() };
+      sessions.set(sessionID, state);
+      // the least recently started sessions go first; only a session with calls running
+      // right now needs its state (the reads served for its current message)
+      if (sessions.size > MAX_SESSIONS) sessions.delete(sessions.keys().next().value!);
+    }
+    return state;
+  };
+
+  /** The branch up to the message of `callID`; a new message starts a new in-flight overlay. */
+  const currentBranch = async (
+    sessionID: string,
+    st: SessionState,
+    callID: string,
+  ): Promise<OpenCodeBranch | undefined> => {
+    const branch = await branchOf(sessionID, st, callID);
+    if (branch?.current !== undefined && st.messageId !== branch.current.messageId) {
+      st.messageId = branch.current.messageId;
+      st.served = [];
+      st.edits.clear();
+    }
+    return branch;
+  };
+
+  /** What the model holds: the branch, then the reads served for the message in flight. */
+  const knowledgeOf = (branch: OpenCodeBranch, st: SessionState): BranchKnowledge => {
+    const knowledge = new BranchKnowledge();
+    knowledge.sync(branch.entries);
+    for (const s of st.served) knowledge.recordServed(s.read);
+    return knowledge;
+  };
+
+  /**
+   * The belief of an `edit` about to run (SPEC §5.9), worked out like pi's: OpenCode 1.18.33
+   * replaces `oldString` where it occurs once exactly (its first replacer) in the file with
+   * its line endings and BOM kept; the plugin caches only LF files without a BOM, so the
+   * model's view of a file it can edit with a belief is such a file. `replaceAll`, an empty
+   * `oldString` (a new file) and anything else undetermined get none: the file becomes unknown.
+   */
+  const planOpenCodeEdit = async (
+    call: { sessionID: string; callID: string },
+    args: unknown,
+  ): Promise<void> => {
+    const a = (typeof args === "object" && args !== null ? args : {}) as Record<string, unknown>;
+    if (
+      typeof a.oldString !== "string" || typeof a.newString !== "string" || a.oldString === "" ||
+      a.replaceAll === true
+    ) return;
+    const target = openCodeFileTarget(a, directory);
+    if (target === undefined) return;
+    const st = sessionState(call.sessionID);
+    const branch = await currentBranch(call.sessionID, st, call.callID);
+    if (branch?.current === undefined) return;
+    const meta = await planEdit(
+      { path: target.name, edits: [{ oldText: a.oldString, newText: a.newString }] },
+      knowledgeOf(branch, st),
+      { cwd: directory, home: homedir(), store, volatileStore, config: options.config },
+    );
+    if (meta !== undefined && meta.pathKey === target.pathKey) st.edits.set(call.callID, meta);
+  };
+
   const serve = async (call: ToolAfterInput, output: ToolAfterOutput): Promise<void> => {
     const args = (typeof call.args === "object" && call.args !== null ? call.args : {}) as Record<
       string,
@@ -305,24 +383,12 @@ function readcacheHooks(
     >;
     const readCall = openCodeReadCall(args, directory);
     if (readCall === undefined || typeof args.filePath !== "string") return;
-    let state = sessions.get(call.sessionID);
-    if (state === undefined) {
-      state = { convert: new OpenCodeBranchConverter(), served: [] };
-      sessions.set(call.sessionID, state);
-      // the least recently started sessions go first; only a session with calls running
-      // right now needs its state (the reads served for its current message)
-      if (sessions.size > MAX_SESSIONS) sessions.delete(sessions.keys().next().value!);
-    }
-    const st = state;
+    const st = sessionState(call.sessionID);
     const unknown = (): void =>
       void st.served.push({ callId: call.callID, read: { call: readCall, callId: call.callID } });
 
-    const branch = await branchOf(call.sessionID, st, call.callID);
+    const branch = await currentBranch(call.sessionID, st, call.callID);
     if (branch?.current === undefined) return; // not in its session: no metadata, unknown on replay
-    if (st.messageId !== branch.current.messageId) {
-      st.messageId = branch.current.messageId;
-      st.served = [];
-    }
     const path = openCodeReadPath(args.filePath, directory);
     if (!output.output.startsWith(`<path>${path}</path>\n<type>file</type>\n`)) {
       return unknown(); // a directory, an image or a PDF: shown by OpenCode, not cached
@@ -343,9 +409,7 @@ function readcacheHooks(
     }
     const suffix = output.output.slice(view.text.length); // OpenCode's <system-reminder>, if any
 
-    const knowledge = new BranchKnowledge();
-    knowledge.sync(branch.entries);
-    for (const s of st.served) knowledge.recordServed(s.read);
+    const knowledge = knowledgeOf(branch, st);
     // a call later in the message that reads this file was served first: its answer already
     // stands after this one in the model's context, so this one re-anchors instead
     const order = branch.current.callIds;
@@ -400,7 +464,23 @@ function readcacheHooks(
   };
 
   return {
+    "tool.execute.before": (call, output) => {
+      if (call.tool !== "edit") return Promise.resolve();
+      // no belief when anything goes wrong: the edit's file becomes unknown (SPEC §5.9)
+      return serialized(() => planOpenCodeEdit(call, output.args).catch(() => undefined));
+    },
     "tool.execute.after": (call, output) => {
+      if (call.tool === "edit") {
+        // the edit succeeded (OpenCode calls this hook only then): its result carries the belief
+        const meta = sessions.get(call.sessionID)?.edits.get(call.callID);
+        if (meta !== undefined) {
+          const metadata = typeof output.metadata === "object" && output.metadata !== null
+            ? output.metadata
+            : {};
+          output.metadata = { ...metadata, readcache: meta };
+        }
+        return Promise.resolve();
+      }
       if (call.tool !== "read") return Promise.resolve();
       const before = { output: output.output, metadata: output.metadata };
       return serialized(() =>
