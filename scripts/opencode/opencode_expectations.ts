@@ -1,0 +1,473 @@
+/**
+ * How the OpenCode port's results are compared with a scenario vector, in
+ * one place: which vectors apply to OpenCode (a rule computed from the
+ * vector's content), and what each expectation of an applicable vector means
+ * in OpenCode (the vector rewritten into OpenCode's text). The comparison is
+ * then the ordinary one (`compareScenario`) of the rewritten vector with the
+ * port's output, so every expectation of an applicable vector is checked.
+ *
+ * The vectors expect pi's (0.73.1) text; OpenCode's model sees its own. The
+ * rewrite, per read step (OpenCode's view = `renderOpenCodeRead` of the file
+ * as the vector has it at that step, with the step's `offset` and `limit`,
+ * named `<path>/project/…</path>`: the port prints the temporary project
+ * directory as {@linkcode PROJECT_DIR}):
+ *
+ * - `mode` and `scope`: unchanged (the core's decisions; OpenCode's reads
+ *   must give the same ones);
+ * - `text` of a plain read (modes `full`, `baseline_fallback`, `null`): the
+ *   expected text must be pi's own read of the file (`renderBaselineRead`),
+ *   and pi's read must show the same lines as OpenCode's (pi's count has one
+ *   more, empty, line after a final line break); it becomes OpenCode's own
+ *   read text (OpenCode's view: the plugin must keep it byte for byte);
+ * - `text` of a marker (`unchanged`, `unchanged_range`) and a diff's first
+ *   line: the same marker with OpenCode's numbers (its first and last shown
+ *   line and its line count), checked to say the same as pi's (the same
+ *   first line, the same last line or pi's final empty line, pi's count of
+ *   the file); the diff's hunks stay as they are (line numbers are the
+ *   file's in both);
+ * - `textIncludes`: a marker or header is rewritten as above; any other
+ *   substring is kept (diff lines, file text), unless it is pi's own wording
+ *   (a truncation notice, an image note), which does not apply;
+ * - `error`: pi's host errors (SPEC §7.6) become OpenCode's: `ENOENT` →
+ *   `File not found: `, `Offset N is beyond end of file` →
+ *   `Offset N is out of range for this file`; any other expected error does
+ *   not apply (it is pi's argument or range validation, SPEC §4.2).
+ *
+ * A vector does not apply, for each of these reasons (`NOT_APPLICABLE`),
+ * when:
+ *
+ * - `path-syntax`: a path uses pi's own syntax (`@…`, `~…`, `path:N-M`);
+ * - `line-args`: a read's `offset` or `limit` is not a positive integer
+ *   (pi's validation, SPEC §4.2; OpenCode reads 0 as 1 and has its own);
+ * - `refresh`: it refreshes (`invalidate`): the plugin has no refresh tool;
+ * - `tree`: it moves to a label that is not on the session's message list
+ *   (another branch, or messages a revert deleted, or another session);
+ *   OpenCode has no tree, only revert;
+ * - `partial`: a read expects a partial answer (SPEC §8.4): the plugin has
+ *   no partial answer in OpenCode's framing;
+ * - `line-model`: a read of a file with `\r`, a BOM, no line at all (empty),
+ *   or a line OpenCode shortens (over 2000 characters): OpenCode's line
+ *   model differs from the core's there and the plugin never caches it;
+ * - `not-text`: a read of a file OpenCode does not show as text (an image,
+ *   a file its binary test refuses: `looksBinary` of opencode_tools.ts);
+ * - `edit-shape`: an edit that is not one replacement OpenCode's exact match
+ *   applies as pi does (several replacements, an empty or unchanged old
+ *   text, a text not found exactly: pi's and OpenCode's normalising matchers
+ *   differ and OpenCode's are not modelled; pi and exact matching disagree).
+ *   An edit of a missing file, or of a text found more than once, fails in
+ *   both and applies;
+ * - `edit-belief`: a read of a file the model edited expects a cached
+ *   answer before a whole-file read of it was served in full again: that may
+ *   need the model's belief of its edit (SPEC §5.9), which the plugin does
+ *   not model (the edited file is unknown). Conservative: a vector whose
+ *   cached answer rests on a range read again after the edit is left out
+ *   too;
+ * - `pi-text`: an expectation is pi's wording with no OpenCode counterpart
+ *   (see above: a plain read whose shown lines differ from OpenCode's,
+ *   pi's notices, another error).
+ *
+ * @module
+ */
+import { posix } from "node:path";
+import { renderOpenCodeRead, splitOpenCodeLines } from "../../src/adapters/opencode/baseline.ts";
+import { renderBaselineRead } from "../../src/core/baseline.ts";
+import { applyPiEdit } from "../../src/core/edit.ts";
+import {
+  diffHeader,
+  rangeDiffHeader,
+  unchangedMarker,
+  unchangedRangeElsewhereMarker,
+  unchangedRangeMarker,
+} from "../../src/core/markers.ts";
+import { countLines } from "../../src/core/range.ts";
+import type { Scenario, ScenarioStep } from "../../src/conformance/vector_schema.ts";
+import { singleReplacement } from "./opencode_scenario_runner.ts";
+import { imageMime, looksBinary } from "./opencode_tools.ts";
+
+/**
+ * The project directory as the OpenCode port prints it: the port replaces
+ * the temporary directory it ran in with this in every text and error.
+ *
+ * @example
+ * ```ts
+ * import { PROJECT_DIR } from "./opencode_expectations.ts";
+ * PROJECT_DIR; // "/project"
+ * ```
+ */
+export const PROJECT_DIR = "/project";
+
+/**
+ * Why a vector does not apply to OpenCode, by reason id (see the module
+ * documentation).
+ *
+ * @example
+ * ```ts
+ * import { NOT_APPLICABLE } from "./opencode_expectations.ts";
+ * NOT_APPLICABLE.refresh; // "refreshes (invalidate): the OpenCode plugin has no refresh tool"
+ * ```
+ */
+export const NOT_APPLICABLE = {
+  "path-syntax":
+    "a path in pi's own syntax (@..., ~..., path:N-M); OpenCode takes filePath as a path",
+  "line-args":
+    "a read offset or limit that is not a positive integer (pi's own validation, SPEC §4.2)",
+  refresh: "refreshes (invalidate): the OpenCode plugin has no refresh tool",
+  tree: "moves to a point off the session's message list; OpenCode has revert, not a tree",
+  partial: "expects a partial answer (SPEC §8.4): the OpenCode plugin gives none",
+  "line-model":
+    "reads a file with CR line ends, a BOM, no line, or a line over 2000 characters: OpenCode's line model differs, the plugin never caches it",
+  "not-text":
+    "reads an image or a file OpenCode's read refuses as binary: OpenCode shows no text of it",
+  "edit-shape":
+    "an edit OpenCode's one exact replacement does not apply as pi's edit (several replacements, empty old text, pi's normalising match)",
+  "edit-belief":
+    "expects a cached answer after the model's own edit, before a whole-file read in full: the plugin does not model OpenCode's edit belief (SPEC §5.9)",
+  "pi-text": "an expectation in pi's own wording with no OpenCode counterpart",
+} as const;
+
+/**
+ * A reason id of {@linkcode NOT_APPLICABLE}.
+ *
+ * @example
+ * ```ts
+ * import type { NotApplicableReason } from "./opencode_expectations.ts";
+ * const r: NotApplicableReason = "refresh";
+ * ```
+ */
+export type NotApplicableReason = keyof typeof NOT_APPLICABLE;
+
+/**
+ * The verdict of {@linkcode openCodeVector}: the vector with its expectations
+ * in OpenCode's terms, or why it does not apply (each reason with the steps
+ * that give it).
+ *
+ * @example
+ * ```ts
+ * import type { OpenCodeVector } from "./opencode_expectations.ts";
+ * const v: OpenCodeVector = { applies: false, reasons: { refresh: [3] } };
+ * ```
+ */
+export type OpenCodeVector =
+  | { applies: true; vector: Scenario }
+  | { applies: false; reasons: Partial<Record<NotApplicableReason, number[]>> };
+
+type ReadStep = Extract<ScenarioStep, { op: "read" }>;
+type Expect = ReadStep["expect"];
+
+const CACHED = new Set(["unchanged", "unchanged_range", "diff", "partial"]);
+
+function bytesOf(c: string | { base64: string }): Uint8Array {
+  return typeof c === "string"
+    ? new TextEncoder().encode(c)
+    : Uint8Array.from(atob(c.base64), (ch) => ch.charCodeAt(0));
+}
+
+/** The vector's files in a virtual project directory, with symbolic links followed. */
+class VirtualFiles {
+  readonly files = new Map<string, Uint8Array>();
+  readonly links = new Map<string, string>();
+
+  abs(p: string): string {
+    return posix.resolve(PROJECT_DIR, p);
+  }
+
+  real(p: string): string {
+    let rest = this.abs(p).split("/").filter((c) => c !== "");
+    let out = "/";
+    for (let hops = 0; rest.length > 0;) {
+      const next = posix.join(out, rest.shift()!);
+      const target = this.links.get(next);
+      if (target !== undefined && hops++ < 40) {
+        rest = [...target.split("/").filter((c) => c !== ""), ...rest];
+        out = "/";
+      } else out = next;
+    }
+    return out;
+  }
+
+  get(p: string): Uint8Array | undefined {
+    return this.files.get(this.real(p));
+  }
+
+  set(p: string, bytes: Uint8Array): void {
+    this.files.set(this.real(p), bytes);
+  }
+
+  apply(step: ScenarioStep): void {
+    if (step.op === "write") this.set(step.path, bytesOf(step.content));
+    else if (step.op === "remove") {
+      if (!this.links.delete(this.abs(step.path))) this.files.delete(this.real(step.path));
+    } else if (step.op === "symlink") {
+      const link = this.abs(step.path);
+      this.files.delete(link);
+      this.links.set(link, posix.resolve(posix.dirname(link), step.target));
+    }
+  }
+}
+
+const LOSSY_UTF8 = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/** Why a read of these bytes is outside what the port checks, if it is. */
+function contentReason(path: string, b: Uint8Array): NotApplicableReason | undefined {
+  if (imageMime(b) !== undefined || looksBinary(path, b.subarray(0, 4096))) return "not-text";
+  const text = LOSSY_UTF8.decode(b);
+  if (text.startsWith("\uFEFF") || text.includes("\r") || text === "") return "line-model";
+  if (splitOpenCodeLines(text).some((l) => l.length > 2000)) return "line-model";
+  return undefined;
+}
+
+const PI_WORDING = [/\[Showing lines /, /more lines in file\./, /Read image file/, /exceeds 50/];
+
+/**
+ * Decides whether a scenario vector applies to the OpenCode port and, when
+ * it does, rewrites its expectations into OpenCode's (see the module
+ * documentation for the rule and the rewrite).
+ *
+ * @example
+ * ```ts
+ * import { openCodeVector } from "./opencode_expectations.ts";
+ * const v = openCodeVector({ id: "x", title: "t", refs: ["§7"], files: { "a.txt": "a\n" },
+ *   steps: [{ op: "read", path: "a.txt", expect: { mode: "full", text: "a\n" } },
+ *     { op: "read", path: "a.txt", expect: { mode: "unchanged", text: "[readcache: unchanged, 2 lines]" } }] });
+ * v.applies && v.vector.steps[1]; // { op: "read", path: "a.txt", expect: { mode: "unchanged", text: "[readcache: unchanged, 1 lines]" } }
+ * ```
+ */
+export function openCodeVector(vector: Scenario): OpenCodeVector {
+  const reasons: Partial<Record<NotApplicableReason, number[]>> = {};
+  const no = (why: NotApplicableReason, index: number): void => {
+    (reasons[why] ??= []).push(index);
+  };
+  const fs = new VirtualFiles();
+  for (const [p, c] of Object.entries(vector.files)) fs.set(p, bytesOf(c));
+  // the session's message list, as units (one per appended message group), for labels
+  let session = 0;
+  let line: number[] = [];
+  let visible = 0;
+  let unit = 0;
+  const append = (): void => {
+    line.splice(visible);
+    line.push(++unit);
+    visible = line.length;
+  };
+  const labels = new Map<string, { session: number; count: number; last?: number }>();
+  const editedSince = new Set<string>();
+  const steps: ScenarioStep[] = [];
+  const isCall = (s: ScenarioStep) =>
+    s.op === "read" || s.op === "writeTool" || s.op === "editTool";
+  const pathSyntax = (p: string) => p.startsWith("@") || p.startsWith("~");
+
+  vector.steps.forEach((s, i) => {
+    if (isCall(s) && startsTurnAt(vector.steps, i)) append();
+    switch (s.op) {
+      case "read": {
+        if (pathSyntax(s.path) || /:\d+(-\d+)?$/.test(s.path)) no("path-syntax", i);
+        const positive = (n: number | undefined) =>
+          n === undefined || (Number.isSafeInteger(n) && n > 0);
+        if (!positive(s.offset) || !positive(s.limit)) no("line-args", i);
+        if (s.expect.mode === "partial") no("partial", i);
+        const key = fs.real(s.path);
+        if (editedSince.has(key)) {
+          if (CACHED.has(s.expect.mode ?? "")) no("edit-belief", i);
+          const whole = s.offset === undefined && s.limit === undefined;
+          if (whole && (s.expect.mode === "full" || s.expect.mode === "baseline_fallback")) {
+            editedSince.delete(key); // the model holds the file again, whatever it edited
+          }
+        }
+        const bytes = fs.files.get(key);
+        const why = bytes === undefined ? undefined : contentReason(fs.abs(s.path), bytes);
+        if (why !== undefined) no(why, i);
+        const expect = translate(s, bytes, i, no);
+        steps.push({ ...s, expect });
+        return;
+      }
+      case "writeTool":
+        if (pathSyntax(s.path)) no("path-syntax", i);
+        fs.set(s.path, new TextEncoder().encode(s.content)); // written even when not yet returned
+        break;
+      case "editTool": {
+        if (pathSyntax(s.path)) no("path-syntax", i);
+        const key = fs.real(s.path);
+        editedSince.add(key);
+        const r = singleReplacement(s);
+        const bytes = fs.files.get(key);
+        if (r === undefined || r.oldText === "" || r.oldText === r.newText) {
+          no("edit-shape", i);
+          break;
+        }
+        if (bytes === undefined) break; // both fail: a missing file
+        const text = new TextDecoder().decode(bytes);
+        const pi = applyPiEdit(text, [r], s.path);
+        const at = text.indexOf(r.oldText);
+        const exact = at >= 0 && text.indexOf(r.oldText, at + 1) < 0
+          ? text.slice(0, at) + r.newText + text.slice(at + r.oldText.length)
+          : undefined;
+        // not found exactly: OpenCode would try its normalising matchers, which are not modelled
+        if (
+          at < 0 || pi.ok !== (exact !== undefined) || (pi.ok && (pi.fuzzy || pi.text !== exact))
+        ) {
+          no("edit-shape", i);
+        } else if (exact !== undefined) fs.files.set(key, new TextEncoder().encode(exact));
+        break;
+      }
+      case "message":
+      case "compact":
+        append();
+        break;
+      case "label":
+        labels.set(s.name, { session, count: visible, last: line[visible - 1] });
+        break;
+      case "navigate": {
+        const to = labels.get(s.to);
+        if (
+          to === undefined || to.session !== session || to.count > line.length ||
+          line[to.count - 1] !== to.last
+        ) {
+          no("tree", i);
+        } else visible = to.count;
+        break;
+      }
+      case "fork":
+        session++;
+        line = line.slice(0, visible).map(() => ++unit);
+        visible = line.length;
+        break;
+      case "invalidate":
+        no("refresh", i);
+        break;
+      default:
+        fs.apply(s);
+    }
+    steps.push(s);
+  });
+  if (Object.keys(reasons).length > 0) return { applies: false, reasons };
+  return { applies: true, vector: { ...vector, steps } };
+}
+
+/** SPEC §10's turns: a call step starts one unless the previous call step was still in flight. */
+function startsTurnAt(steps: readonly ScenarioStep[], index: number): boolean {
+  const fileOps = new Set(["write", "remove", "symlink", "storeFault"]);
+  for (let i = index - 1; i >= 0; i--) {
+    const s = steps[i];
+    if (s.op === "read" || s.op === "writeTool" || s.op === "editTool") {
+      return s.persist === false;
+    }
+    if (!fileOps.has(s.op)) return true;
+  }
+  return true;
+}
+
+/** A read step's expectation in OpenCode's terms (reporting what cannot be). */
+function translate(
+  s: ReadStep,
+  bytes: Uint8Array | undefined,
+  index: number,
+  no: (why: NotApplicableReason, index: number) => void,
+): Expect {
+  const e = s.expect;
+  const out: Expect = { ...e };
+  if (e.error !== undefined) {
+    const offset = /^Offset (\d+) is beyond end of file/.exec(e.error);
+    if (e.error.includes("ENOENT")) out.error = "File not found: ";
+    else if (offset) out.error = `Offset ${offset[1]} is out of range for this file`;
+    else no("pi-text", index);
+    return out;
+  }
+  if (bytes === undefined || (e.text === undefined && e.textIncludes === undefined)) return out;
+  const text = new TextDecoder().decode(bytes);
+  const path = posix.resolve(PROJECT_DIR, s.path);
+  const view = renderOpenCodeRead({ path, text, offset: s.offset, limit: s.limit });
+  if (view === undefined) {
+    no("pi-text", index);
+    return out;
+  }
+  const piTotal = countLines(text);
+  const endOk = (end: number) =>
+    end === view.end ||
+    (end === view.end + 1 && !view.more && end === piTotal && text.endsWith("\n"));
+  /** A marker or diff header of pi, with OpenCode's numbers; undefined when it says otherwise. */
+  const marker = (m: string): string | undefined => {
+    let g = /^\[readcache: unchanged, (\d+) lines\]$/.exec(m);
+    if (g) return Number(g[1]) === piTotal ? unchangedMarker(view.fileLines) : undefined;
+    g = /^\[readcache: unchanged in lines (\d+)-(\d+) of (\d+)\]$/.exec(m);
+    if (g) {
+      return Number(g[1]) === view.start && endOk(Number(g[2])) && Number(g[3]) === piTotal
+        ? unchangedRangeMarker(view.start, view.end, view.fileLines)
+        : undefined;
+    }
+    g = /^\[readcache: unchanged in lines (\d+)-(\d+); changes exist outside this range\]$/.exec(m);
+    if (g) {
+      return Number(g[1]) === view.start && endOk(Number(g[2]))
+        ? unchangedRangeElsewhereMarker(view.start, view.end)
+        : undefined;
+    }
+    g = /^\[readcache: (\d+) lines changed of (\d+)\]$/.exec(m);
+    if (g) return Number(g[2]) === piTotal ? diffHeader(Number(g[1]), view.fileLines) : undefined;
+    g = /^\[readcache: (\d+) lines changed in lines (\d+)-(\d+) of (\d+)\]$/.exec(m);
+    if (g) {
+      return Number(g[2]) === view.start && endOk(Number(g[3])) && Number(g[4]) === piTotal
+        ? rangeDiffHeader(Number(g[1]), view.start, view.end, view.fileLines)
+        : undefined;
+    }
+    return undefined;
+  };
+  if (e.text !== undefined) {
+    const mode = e.mode ?? null;
+    if (mode === "full" || mode === "baseline_fallback" || mode === null) {
+      let pi;
+      try {
+        pi = renderBaselineRead({ text, displayPath: s.path, offset: s.offset, limit: s.limit });
+      } catch {
+        pi = undefined;
+      }
+      if (
+        pi === undefined || pi.text !== e.text || pi.shownStart !== view.start ||
+        !endOk(pi.shownEnd)
+      ) {
+        no("pi-text", index);
+      } else out.text = view.text;
+    } else if (mode === "unchanged" || mode === "unchanged_range") {
+      const m = marker(e.text);
+      if (m === undefined) no("pi-text", index);
+      else out.text = m;
+    } else if (mode === "diff") {
+      const nl = e.text.indexOf("\n");
+      const m = marker(nl < 0 ? e.text : e.text.slice(0, nl));
+      if (m === undefined || nl < 0) no("pi-text", index);
+      else out.text = m + e.text.slice(nl);
+    } else no("pi-text", index);
+  }
+  if (e.textIncludes !== undefined) {
+    out.textIncludes = e.textIncludes.map((inc) => {
+      if (PI_WORDING.some((w) => w.test(inc))) no("pi-text", index);
+      if (!inc.startsWith("[readcache:")) return inc;
+      const m = marker(inc);
+      if (m === undefined) no("pi-text", index);
+      return m ?? inc;
+    });
+  }
+  return out;
+}
+
+/**
+ * The port output with the temporary project directory `cwd` written as
+ * {@linkcode PROJECT_DIR} in every text and error (OpenCode's read names
+ * files by absolute path).
+ *
+ * @example
+ * ```ts
+ * import { portableOutput } from "./opencode_expectations.ts";
+ * portableOutput({ id: "x", results: [{ step: 0, error: "File not found: /tmp/p/a" }] }, "/tmp/p")
+ *   .results[0]; // { step: 0, error: "File not found: /project/a" }
+ * ```
+ */
+export function portableOutput<
+  T extends { id: string; results: ({ text: string } | { error: string })[] },
+>(out: T, cwd: string): T {
+  const fix = (t: string) => t.replaceAll(`${cwd}/`, `${PROJECT_DIR}/`);
+  return {
+    ...out,
+    results: out.results.map((r) =>
+      "error" in r ? { ...r, error: fix(r.error) } : { ...r, text: fix(r.text) }
+    ),
+  };
+}

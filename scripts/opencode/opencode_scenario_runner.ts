@@ -1,0 +1,308 @@
+/**
+ * Runs a scenario vector through the OpenCode plugin
+ * (src/adapters/opencode/plugin.ts) on the in-memory model of OpenCode's
+ * session store (opencode_session_model.ts), with OpenCode's own tools
+ * (opencode_tools.ts) on real files in `cwd`.
+ *
+ * How each scenario step (SPEC §10) becomes OpenCode:
+ *
+ * - a call step that starts a turn appends one assistant message holding a
+ *   `pending` tool part for every call of the turn (`read`, `write`, `edit`),
+ *   in call order; a prompt (user message) is made first when the session has
+ *   none or a revert is pending, as OpenCode continues only from a prompt;
+ * - `read`: the part runs, OpenCode's `read` produces its output (or its
+ *   error: the part fails and the result is `{step, error}`), the plugin's
+ *   `tool.execute.after` hook may replace it and adds `metadata.readcache`,
+ *   and the part is stored `completed`; with `persist: false` it stays
+ *   `running` (in flight) until the next message ends the step (then
+ *   `error`). The result is the (possibly replaced) output and the metadata's
+ *   mode and scope;
+ * - `writeTool` / `editTool`: OpenCode's `write` (verbatim) / `edit` (one
+ *   exact replacement: `oldString`, `newString`), stored `completed` or
+ *   `error`, or left `running` with `persist: false`;
+ * - `write`, `remove`, `symlink`: another process changes the files;
+ * - `message`: a user message; `compact`: `/summarize` (a `compaction` user
+ *   message and a finished summary; `firstKept` names what OpenCode may keep
+ *   after it, which earns no trust either way);
+ * - `label` / `navigate`: a label is a point of the session's message list; a
+ *   move to a label on the current list is a revert to that point (or an
+ *   unrevert when it is the end of the list); anything else does not apply;
+ * - `fork`: `session.fork` at the revert point (the messages the model sees);
+ * - `restart`: a new plugin instance over the same session store and project
+ *   directory (its in-memory state is gone, the stored bases stay);
+ * - `storeFault`: deletes or corrupts the plugin's stored object
+ *   (`<cwd>/.opencode/readcache`) of the content last served for the path;
+ * - `invalidate` (refresh): does not apply (the plugin has no refresh tool).
+ *
+ * Steps that do not apply throw {@linkcode NotApplicableStep}; the port runs
+ * only vectors its applicability rule accepts (opencode_expectations.ts), so
+ * that error means the rule and the runner disagree.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import {
+  createReadcachePlugin,
+  openCodeReadCall,
+  type ReadcacheHooks,
+  type ToolAfterOutput,
+} from "../../src/adapters/opencode/plugin.ts";
+import { parseReadCacheMeta } from "../../src/core/meta.ts";
+import { FsObjectStore } from "../../src/store/fs_object_store.ts";
+import {
+  applyFileStep,
+  injectStoreFault,
+  type ScenarioOutput,
+  startsTurn,
+  type StepResult,
+  turnCallSteps,
+  writeVectorFile,
+} from "../../src/conformance/session_simulator.ts";
+import type {
+  ScenarioInput,
+  ScenarioInputStep as ScenarioStep,
+} from "../../src/conformance/vector_schema.ts";
+import { type ModelToolPart, OpenCodeSessionStore } from "./opencode_session_model.ts";
+import {
+  openCodeEditTool,
+  openCodeReadTool,
+  type OpenCodeToolOutcome,
+  openCodeWriteTool,
+} from "./opencode_tools.ts";
+
+/**
+ * A step the OpenCode port cannot run (see the module documentation).
+ *
+ * @example
+ * ```ts
+ * import { NotApplicableStep } from "./opencode_scenario_runner.ts";
+ * new NotApplicableStep(3, "refresh").message; // "step 3 does not apply to OpenCode: refresh"
+ * ```
+ */
+export class NotApplicableStep extends Error {
+  /** `index`: the step; `why`: the reason. */
+  constructor(readonly index: number, readonly why: string) {
+    super(`step ${index} does not apply to OpenCode: ${why}`);
+  }
+}
+
+/**
+ * Options of {@linkcode runScenarioOnOpenCode}.
+ *
+ * @example
+ * ```ts
+ * import type { OpenCodeRunOptions } from "./opencode_scenario_runner.ts";
+ * const o: OpenCodeRunOptions = {};
+ * ```
+ */
+export interface OpenCodeRunOptions {
+  /**
+   * The plugin factory (default `createReadcachePlugin`); a test passes a
+   * variant with a planted bug to show the comparison catches it.
+   */
+  plugin?: typeof createReadcachePlugin;
+}
+
+type CallStep = Extract<ScenarioStep, { op: "read" | "writeTool" | "editTool" }>;
+
+/**
+ * The one replacement of an `editTool` step (`edits` as a list or JSON
+ * string, or the legacy `oldText`/`newText`), or `undefined` when it has
+ * none or several (OpenCode's `edit` makes one per call).
+ *
+ * @example
+ * ```ts
+ * import { singleReplacement } from "./opencode_scenario_runner.ts";
+ * singleReplacement({ op: "editTool", path: "a", edits: [{ oldText: "x", newText: "y" }] });
+ * // { oldText: "x", newText: "y" }
+ * ```
+ */
+export function singleReplacement(
+  step: Extract<ScenarioStep, { op: "editTool" }>,
+): { oldText: string; newText: string } | undefined {
+  let edits: unknown = step.edits;
+  if (typeof edits === "string") {
+    try {
+      edits = JSON.parse(edits);
+    } catch {
+      return undefined;
+    }
+  }
+  const list: unknown[] = Array.isArray(edits) ? [...edits] : [];
+  if (step.oldText !== undefined || step.newText !== undefined) {
+    list.push({ oldText: step.oldText, newText: step.newText });
+  }
+  if (list.length !== 1) return undefined;
+  const e = list[0] as { oldText?: unknown; newText?: unknown };
+  return typeof e.oldText === "string" && typeof e.newText === "string"
+    ? { oldText: e.oldText, newText: e.newText }
+    : undefined;
+}
+
+/** The OpenCode tool call a call step makes: its tool id and arguments. */
+function toolCallOf(s: CallStep, index: number): { tool: string; args: Record<string, unknown> } {
+  if (s.op === "read") {
+    const args: Record<string, unknown> = { filePath: s.path };
+    if (s.offset !== undefined) args.offset = s.offset;
+    if (s.limit !== undefined) args.limit = s.limit;
+    if (s.bypass !== undefined) args.bypass_cache = s.bypass;
+    return { tool: "read", args };
+  }
+  if (s.op === "writeTool") {
+    return { tool: "write", args: { filePath: s.path, content: s.content } };
+  }
+  const r = singleReplacement(s);
+  if (r === undefined) throw new NotApplicableStep(index, "an edit of other than one replacement");
+  return { tool: "edit", args: { filePath: s.path, oldString: r.oldText, newString: r.newText } };
+}
+
+/**
+ * Runs one scenario vector in `cwd` (an empty directory, a real path) and
+ * returns the port output: OpenCode's texts as the model got them. `home`
+ * is unused (OpenCode has no `~` in paths); it keeps the pi runner's shape.
+ *
+ * @example
+ * ```ts ignore
+ * const out = await runScenarioOnOpenCode(input, "/tmp/project", "/home/me");
+ * out.results[0]; // { step: 0, mode: "full", text: "<path>/tmp/project/a.txt</path>...", scope: "full" }
+ * ```
+ */
+export async function runScenarioOnOpenCode(
+  vector: ScenarioInput,
+  cwd: string,
+  _home: string,
+  options: OpenCodeRunOptions = {},
+): Promise<ScenarioOutput> {
+  for (const [rel, c] of Object.entries(vector.files)) writeVectorFile(cwd, rel, c);
+  const makePlugin = options.plugin ?? createReadcachePlugin;
+  const store = new OpenCodeSessionStore(cwd);
+  const objects = new FsObjectStore(join(cwd, ".opencode", "readcache"), { projectRoot: cwd });
+  const start = (): Promise<ReadcacheHooks> =>
+    makePlugin({ config: { ...vector.config } })({ client: store.client, directory: cwd });
+  let hooks = await start();
+  let session = store.createSession();
+  /** A label: its session, how many messages the model saw there, and the last one's id. */
+  const labels = new Map<string, { session: string; count: number; last?: string }>();
+  const parts = new Map<number, ModelToolPart>(); // call step index -> its tool part
+  const lastServed = new Map<string, string>(); // pathKey -> servedHash
+  const results: StepResult[] = [];
+
+  /** Messages the model sees now: those before a pending revert. */
+  const visibleCount = (): number => {
+    const r = session.revert;
+    const at = r === undefined ? -1 : session.messages.findIndex((m) => m.info.id === r.messageID);
+    return at < 0 ? session.messages.length : at;
+  };
+  const startTurn = (index: number): void => {
+    const message = store.assistantMessage(session.id);
+    for (const i of turnCallSteps(vector.steps, index)) {
+      const { tool, args } = toolCallOf(vector.steps[i] as CallStep, i);
+      parts.set(i, store.toolPart(message.info.id, tool, args));
+    }
+  };
+  /** Runs OpenCode's tool for a call step, then the plugin's hook, then stores the part. */
+  const call = async (
+    index: number,
+    s: CallStep,
+    run: (args: Record<string, unknown>) => OpenCodeToolOutcome,
+  ): Promise<OpenCodeToolOutcome> => {
+    if (startsTurn(vector.steps, index)) startTurn(index);
+    const part = parts.get(index)!;
+    const { tool, args } = toolCallOf(s, index);
+    store.run(part);
+    const outcome = run(args);
+    if (!outcome.ok) {
+      if (s.persist !== false) store.fail(part, outcome.error);
+      return outcome;
+    }
+    const out: ToolAfterOutput = {
+      title: outcome.title,
+      output: outcome.output,
+      metadata: outcome.metadata,
+    };
+    await hooks["tool.execute.after"]?.(
+      { tool, sessionID: session.id, callID: part.callID, args: structuredClone(args) },
+      out,
+    );
+    if (s.persist !== false) store.complete(part, out.output, out.metadata, out.title);
+    return { ok: true, title: out.title, output: out.output, metadata: out.metadata as never };
+  };
+
+  const step = async (s: ScenarioStep, index: number): Promise<void> => {
+    switch (s.op) {
+      case "read": {
+        const out = await call(index, s, (args) => openCodeReadTool(args, cwd));
+        if (!out.ok) return void results.push({ step: index, error: out.error });
+        const raw = (out.metadata as { readcache?: unknown }).readcache;
+        const meta = parseReadCacheMeta(raw);
+        if (raw !== undefined && meta === undefined) {
+          throw new Error(`step ${index}: the plugin wrote invalid metadata.readcache`);
+        }
+        const r: StepResult = { step: index, mode: meta?.mode ?? null, text: out.output };
+        if (meta) {
+          r.scope = meta.scopeKey;
+          lastServed.set(meta.pathKey, meta.servedHash);
+        }
+        results.push(r);
+        return;
+      }
+      case "writeTool":
+        await call(index, s, (args) => openCodeWriteTool(args, cwd));
+        return;
+      case "editTool":
+        await call(index, s, (args) => openCodeEditTool(args, cwd));
+        return;
+      case "write":
+      case "remove":
+      case "symlink":
+        applyFileStep(cwd, s);
+        return;
+      case "message":
+        store.userMessage(session.id, `message at step ${index}`);
+        return;
+      case "label": {
+        const count = visibleCount();
+        labels.set(s.name, {
+          session: session.id,
+          count,
+          last: session.messages[count - 1]?.info.id,
+        });
+        return;
+      }
+      case "navigate": {
+        const to = labels.get(s.to);
+        if (
+          to === undefined || to.session !== session.id || to.count > session.messages.length ||
+          session.messages[to.count - 1]?.info.id !== to.last
+        ) {
+          throw new NotApplicableStep(index, `label '${s.to}' is not on the session's messages`);
+        }
+        if (to.count < session.messages.length) {
+          store.revert(session.id, session.messages[to.count].info.id);
+        } else store.unrevert(session.id);
+        return;
+      }
+      case "compact":
+        store.compact(session.id);
+        return;
+      case "fork":
+        session = store.fork(session.id, session.revert?.messageID);
+        return;
+      case "restart":
+        hooks = await start();
+        return;
+      case "invalidate":
+        throw new NotApplicableStep(index, "refresh (the plugin has no refresh tool)");
+      case "storeFault": {
+        const key = openCodeReadCall({ filePath: s.path }, cwd)?.pathKey;
+        const hash = key === undefined ? undefined : lastServed.get(key);
+        if (hash === undefined) throw new Error(`step ${index}: nothing served yet for ${s.path}`);
+        injectStoreFault(objects, hash, s.fault);
+        return;
+      }
+    }
+  };
+
+  for (let i = 0; i < vector.steps.length; i++) await step(vector.steps[i], i);
+  return { id: vector.id, results };
+}
