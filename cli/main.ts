@@ -138,8 +138,18 @@ ${FOOTER}`,
       "What the model holds now on the active branch of a pi session, what the next read of each " +
         "part would be, and what was saved. Read-only.",
     )
-    .argument("[session]", "a pi session file (.jsonl); default: the newest session of the project")
+    .argument(
+      "[session]",
+      "a pi session file (.jsonl) or an OpenCode export (the JSON `opencode export <id>` " +
+        "prints), told apart by content; with --opencode a session id (ses_...); default: the " +
+        "newest session of the project",
+    )
     .option("--latest", "use the newest session of the project (the default without a file)")
+    .option(
+      "--opencode",
+      "read the session from OpenCode's database ($XDG_DATA_HOME/opencode/opencode.db, or " +
+        "OPENCODE_DB) instead of pi's sessions, without writing to it",
+    )
     .option("--cwd <dir>", "the project directory (default: the session's, else the current one)")
     .option("--sessions <dir>", "where pi keeps the sessions, when not in its default place")
     .option("--json", "print JSON")
@@ -147,13 +157,17 @@ ${FOOTER}`,
       "after",
       `
 Exits 1 when the store has a problem (printed with its fix); 2 when the session file cannot be
-read or is not a pi session file, or when no session of the project is found (the message says
-where it looked; pass --cwd DIR or a session file).
+read or is neither a pi session file nor an OpenCode export, or when no session of the project
+is found (the message says where it looked; pass --cwd DIR or a session file). For OpenCode the
+store is <project>/.opencode/readcache and the next reads are what the OpenCode plugin would
+answer.
 
 Examples:
   $ readcache status --latest
   $ readcache status --latest --cwd ~/work/app
   $ readcache status ~/.pi/agent/sessions/--work-app--/2026-01-05T10-00-00-000Z_0193.jsonl --json
+  $ readcache status --opencode                  the newest OpenCode session of this project
+  $ opencode export ses_8d2f... > s.json && readcache status s.json
 ${FOOTER}`,
     )
     .action(async (session: string | undefined, o: Record<string, unknown>) => {
@@ -162,6 +176,7 @@ ${FOOTER}`,
         cwd: o.cwd as string | undefined,
         sessions: o.sessions as string | undefined,
         json: o.json === true,
+        opencode: o.opencode === true,
       });
     });
 
@@ -242,7 +257,17 @@ ${FOOTER}`,
       "Over many pi session files: reads, bytes pi sent, bytes readcache sent or would have sent " +
         "(sessions without readcache are replayed through the read decision), repeats by file.",
     )
-    .argument("[paths...]", "session files or directories (default: pi's sessions directory)")
+    .argument(
+      "[paths...]",
+      "session files or directories: pi's JSONL and OpenCode exports (`opencode export <id>` " +
+        "JSON), told apart by content (default: pi's sessions directory)",
+    )
+    .option(
+      "--opencode",
+      "also every session in OpenCode's database ($XDG_DATA_HOME/opencode/opencode.db, or " +
+        "OPENCODE_DB), read without writing to it; alone, only those",
+    )
+    .option("--cwd <dir>", "with --opencode: only the OpenCode sessions of this project")
     .option("--top <n>", "how many files to list", parseCount, 10)
     .option("--html <file>", "also write a self-contained HTML page with a chart")
     .option("--json", "print JSON")
@@ -251,13 +276,18 @@ ${FOOTER}`,
       `
 Exits 1 when no session file is found, or when a file or directory found in a directory cannot
 be read (each is printed with its fix; the others are counted); 2 when a file or directory named
-on the command line is missing or cannot be read, or a file named on it is not a pi session file,
-as for readcache status. Files found in a directory that are not pi sessions are skipped.
+on the command line is missing or cannot be read, or a file named on it is neither a pi session
+file nor an OpenCode export, as for readcache status. Files found in a directory that are not pi
+sessions are skipped; .json files found in one count only when they are OpenCode exports.
+OpenCode sessions without readcache are not replayed (OpenCode's read output does not show the
+file exactly): their reads count as sent in full on both sides, and the report says so.
 
 Examples:
   $ readcache savings
   $ readcache savings ~/.pi/agent/sessions/--work-app-- --top 5
   $ readcache savings --html savings.html
+  $ readcache savings --opencode --cwd ~/work/app   the OpenCode sessions of a project
+  $ readcache savings session.json                  a file written by opencode export <id>
 ${FOOTER}`,
     )
     .action(async (paths: string[], o: Record<string, unknown>) => {
@@ -265,6 +295,8 @@ ${FOOTER}`,
         top: o.top as number,
         html: o.html as string | undefined,
         json: o.json === true,
+        opencode: o.opencode === true,
+        cwd: o.cwd as string | undefined,
       });
     });
 

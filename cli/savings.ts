@@ -57,10 +57,14 @@ import {
   Progress,
   stdoutStyle,
 } from "./support/output.ts";
+import { analyseOpenCodeSession } from "./opencode_savings.ts";
+import { openCodeSessionsFromStorage } from "./support/opencode.ts";
 import {
   agentDir,
+  type AnySessionFile,
   permissionWords,
-  readSessionFile,
+  projectDir,
+  readAnySessionFile,
   type SessionFile,
   SessionFileError,
 } from "./support/sessions.ts";
@@ -82,6 +86,10 @@ export interface SavingsOptions {
   html?: string;
   /** Print JSON. */
   json?: boolean;
+  /** Also read the sessions in OpenCode's database (without writing to it). */
+  opencode?: boolean;
+  /** With `opencode`: only the sessions of this project directory. */
+  cwd?: string;
 }
 
 /**
@@ -120,8 +128,10 @@ export interface FileSavings {
  * ```
  */
 export interface SessionSavings {
-  /** The session file. */
+  /** The session file (for OpenCode's database: `<database>#<sessionID>`). */
   file: string;
+  /** Which agent wrote it (absent: pi). */
+  host?: "pi" | "opencode";
   /** The session id in its header. */
   id: string | null;
   /** The project directory in its header. */
@@ -130,6 +140,11 @@ export interface SessionSavings {
   started: string | null;
   /** True when its reads were answered by the read cache. */
   withReadcache: boolean;
+  /**
+   * True for a session without the read cache that could not be replayed (OpenCode: its read
+   * output does not show the file exactly); its reads count as sent in full on both sides.
+   */
+  notReplayed?: boolean;
   /** Successful `read` results (every branch). */
   reads: number;
   /** Read results that were images (their bytes are not counted). */
@@ -277,10 +292,12 @@ export function analyseSession(session: SessionFile): SessionSavings {
   >;
   const out: SessionSavings = {
     file: session.path,
+    host: "pi",
     id: session.header?.id ?? null,
     cwd: session.header?.cwd ?? null,
     started: session.header?.timestamp ?? null,
     withReadcache,
+    notReplayed: false,
     reads: 0,
     images: 0,
     piBytes: 0,
@@ -433,6 +450,8 @@ export function analyseSession(session: SessionFile): SessionSavings {
 interface Candidate {
   path: string;
   named: boolean;
+  /** A `.json` file found in a directory: counted only when it is an OpenCode export. */
+  sniff?: boolean;
 }
 
 /** Something that stops a session file or directory found in a directory from being read. */
@@ -445,7 +464,8 @@ interface SavingsProblem {
 /**
  * The files to read under `path`: the file itself when it is one (read as a
  * session whatever its name), else the `.jsonl` files of the directory and
- * its subdirectories, sorted. A path named on the command line (`named`)
+ * its subdirectories, and its `.json` files (kept only when they are OpenCode
+ * exports), sorted. A path named on the command line (`named`)
  * that is missing, unreadable or neither a file nor a directory is a usage
  * error; a subdirectory that cannot be read is added to `problems`.
  */
@@ -498,6 +518,9 @@ async function candidates(
       const p = join(dir, e.name);
       if (e.isDirectory) await walk(p, false);
       else if (e.isFile && e.name.endsWith(".jsonl")) out.push({ path: p, named: false });
+      else if (e.isFile && e.name.endsWith(".json")) {
+        out.push({ path: p, named: false, sniff: true });
+      }
     }
   };
   await walk(path, true);
@@ -531,6 +554,10 @@ export interface SavingsTotals {
   checked: { reads: number; matched: number };
   /** Reads by how they were (or would have been) answered. */
   byMode: Record<ReadMode | "plain", number>;
+  /** Sessions by agent. */
+  hosts: { pi: number; opencode: number };
+  /** Sessions without the read cache that could not be replayed, and their reads and bytes. */
+  notReplayed: { sessions: number; reads: number; bytes: number };
 }
 
 /**
@@ -557,9 +584,17 @@ export function totalsOf(sessions: readonly SessionSavings[]): SavingsTotals {
     unknown: { reads: 0, bytes: 0 },
     checked: { reads: 0, matched: 0 },
     byMode,
+    hosts: { pi: 0, opencode: 0 },
+    notReplayed: { sessions: 0, reads: 0, bytes: 0 },
   };
   for (const s of sessions) {
     if (s.withReadcache) t.withReadcache++;
+    t.hosts[s.host ?? "pi"]++;
+    if (s.notReplayed) {
+      t.notReplayed.sessions++;
+      t.notReplayed.reads += s.reads;
+      t.notReplayed.bytes += s.piBytes;
+    }
     t.reads += s.reads;
     t.piBytes += s.piBytes;
     t.readcacheBytes += s.readcacheBytes;
@@ -636,8 +671,20 @@ const lpad = (s: string, n: number) => s.length >= n ? s : " ".repeat(n - s.leng
 export async function savingsCommand(paths: string[], options: SavingsOptions): Promise<number> {
   const envDir = Deno.env.get("PI_CODING_AGENT_SESSION_DIR");
   const named = paths.length > 0;
-  const roots = named ? paths : [envDir ? resolve(envDir) : join(agentDir(), "sessions")];
-  if (!named) {
+  if (options.cwd !== undefined && !options.opencode) {
+    throw new CliError(
+      "--cwd chooses the project of OpenCode's sessions and goes with --opencode. For pi, pass " +
+        "the project's sessions directory instead (readcache savings ~/.pi/agent/sessions/--work-app--).",
+      EXIT_USAGE,
+    );
+  }
+  // without paths: pi's sessions directory, unless only OpenCode's sessions were asked for
+  const roots = named
+    ? [...paths]
+    : options.opencode
+    ? []
+    : [envDir ? resolve(envDir) : join(agentDir(), "sessions")];
+  if (!named && !options.opencode) {
     try {
       await Deno.stat(roots[0]);
     } catch {
@@ -657,10 +704,10 @@ export async function savingsCommand(paths: string[], options: SavingsOptions): 
   const progress = new Progress("session files", files.length);
   for (const f of files) {
     progress.tick();
-    let s: SessionFile;
+    let s: AnySessionFile;
     try {
       // named on the command line: any reason it cannot be used ends the command (exit code 2)
-      s = await readSessionFile(f.path, f.named ? EXIT_USAGE : EXIT_PROBLEM);
+      s = await readAnySessionFile(f.path, f.named ? EXIT_USAGE : EXIT_PROBLEM);
     } catch (e) {
       if (f.named || !(e instanceof SessionFileError)) throw e;
       if (e.kind === "unreadable") {
@@ -669,12 +716,18 @@ export async function savingsCommand(paths: string[], options: SavingsOptions): 
           what: `cannot be read (${e.why}): it was not counted`,
           fix: `chmod u+r ${shellQuote(f.path)}`,
         });
-      } else skipped++;
+      } else if (!f.sniff) skipped++;
       continue;
     }
-    sessions.push(analyseSession(s));
+    sessions.push(s.host === "pi" ? analyseSession(s.file) : analyseOpenCodeSession(s.file));
   }
   progress.done();
+  if (options.opencode) {
+    const cwd = options.cwd === undefined ? undefined : await projectDir(options.cwd, Deno.cwd());
+    const found = await openCodeSessionsFromStorage(cwd);
+    roots.push(cwd === undefined ? found.database : `${found.database} (sessions of ${cwd})`);
+    sessions.push(...found.sessions.map(analyseOpenCodeSession));
+  }
   sessions.sort((a, b) =>
     (a.started ?? "") < (b.started ?? "") ? -1 : (a.started ?? "") > (b.started ?? "") ? 1 : 0
   );
@@ -766,9 +819,9 @@ export function formatSavings(r: SavingsReport, style: TextStyle, color: boolean
   const { sessions, totals, skipped, problems } = r;
   const out: string[] = [
     style.heading(
-      `readcache savings: ${plural(sessions.length, "session file")} ${
-        r.fromFiles ? "from" : "in"
-      } ${r.roots.join(", ")}`,
+      `readcache savings: ${
+        plural(sessions.length, totals.hosts.opencode > 0 ? "session" : "session file")
+      } ${r.fromFiles ? "from" : "in"} ${r.roots.join(", ")}`,
     ),
   ];
   if (skipped > 0) {
@@ -782,11 +835,12 @@ export function formatSavings(r: SavingsReport, style: TextStyle, color: boolean
     out.push(
       style.warn(
         "no pi session files found. Pass session files or directories that hold them " +
-          `(pi keeps them in ${join(agentDir(), "sessions")}).`,
+          `(pi keeps them in ${join(agentDir(), "sessions")}), or --opencode for OpenCode's ` +
+          "sessions.",
       ),
     );
   } else {
-    out.push(...sessionTable(sessions, color), "", ...totalLines(totals, style));
+    out.push(...sessionTable(sessions, color, hostWords(totals)), "", ...totalLines(totals, style));
     out.push(...fileTable(r.top, style));
   }
   if (problems.length > 0) {
@@ -807,15 +861,18 @@ export function formatSavings(r: SavingsReport, style: TextStyle, color: boolean
  * import { sessionLabel } from "./savings.ts";
  * sessionLabel({ started: "2026-11-23T15:07:58.351Z", cwd: "/w/app", id: "01a2-ba2de1245b15" });
  * // "2026-11-23 15:07 app 245b15"
+ * sessionLabel({ started: null, cwd: "/w/app", id: "ses_df456e613ffe", host: "opencode" });
+ * // "app 613ffe (OpenCode)"
  * ```
  */
 export function sessionLabel(
-  s: Pick<SessionSavings, "started" | "cwd" | "id">,
+  s: Pick<SessionSavings, "started" | "cwd" | "id"> & { host?: SessionSavings["host"] },
 ): string {
   const when = s.started === null ? "" : `${s.started.slice(0, 16).replace("T", " ")} `;
   const project = s.cwd === null ? "?" : s.cwd.split("/").filter((p) => p !== "").at(-1) ?? "/";
   const id = s.id === null ? "" : ` ${s.id.slice(-6)}`;
-  return `${when}${project.length > 20 ? `${project.slice(0, 17)}...` : project}${id}`;
+  const host = s.host === "opencode" ? " (OpenCode)" : "";
+  return `${when}${project.length > 20 ? `${project.slice(0, 17)}...` : project}${id}${host}`;
 }
 
 /**
@@ -851,23 +908,46 @@ export function lessWords(saved: number): string {
   return saved >= 0 ? `${saved}% less` : `${-saved}% more`;
 }
 
-function sessionTable(sessions: readonly SessionSavings[], color: boolean): string[] {
+/**
+ * How the agents of a set of sessions are named in the savings report: `pi`,
+ * `OpenCode`, or `pi or OpenCode`.
+ *
+ * @example
+ * ```ts
+ * import { hostWords, totalsOf } from "./savings.ts";
+ * hostWords(totalsOf([])); // "pi"
+ * ```
+ */
+export function hostWords(totals: Pick<SavingsTotals, "hosts">): string {
+  const { pi, opencode } = totals.hosts;
+  return opencode === 0 ? "pi" : pi === 0 ? "OpenCode" : "pi or OpenCode";
+}
+
+function sessionTable(
+  sessions: readonly SessionSavings[],
+  color: boolean,
+  host: string,
+): string[] {
   const names = sessions.map(sessionLabel);
   const nameWidth = Math.max(...names.map((n) => n.length), 7);
+  const alone = host === "pi or OpenCode" ? "own read" : `${host} alone`;
+  const w = Math.max(9, alone.length);
   const out = [
     "",
     `  ${pad("session", nameWidth)}  ${pad("readcache", 9)}  ${lpad("reads", 5)}  ${
-      lpad("pi alone", 9)
-    }  ${lpad("readcache", 9)}  readcache / pi`,
+      lpad(alone, w)
+    }  ${lpad("readcache", 9)}  readcache / ${host === "pi" ? "pi" : "own"}`,
   ];
   const widest = Math.max(...sessions.map((s) => s.piBytes), 1);
   for (const [i, s] of sessions.entries()) {
     const width = Math.max(1, Math.round((s.piBytes / widest) * 30));
     const share = shareOfPi(s);
     out.push(
-      `  ${pad(names[i], nameWidth)}  ${pad(s.withReadcache ? "on" : "replayed", 9)}  ${
-        lpad(String(s.reads), 5)
-      }  ${lpad(bytesInWords(s.piBytes), 9)}  ${lpad(bytesInWords(s.readcacheBytes), 9)}  ${
+      `  ${pad(names[i], nameWidth)}  ${
+        pad(s.withReadcache ? "on" : s.notReplayed ? "off" : "replayed", 9)
+      }  ${lpad(String(s.reads), 5)}  ${lpad(bytesInWords(s.piBytes), w)}  ${
+        lpad(bytesInWords(s.readcacheBytes), 9)
+      }  ${
         share === undefined
           ? "nothing sent"
           : `${bar(s.readcacheBytes, s.piBytes, width, color)} ${lessWords(share.saved)}`
@@ -882,9 +962,10 @@ function totalLines(totals: SavingsTotals, style: TextStyle): string[] {
   const diff = totals.piBytes - totals.readcacheBytes;
   const share = shareOfPi(totals);
   const tokens = totals.estimatedTokensSaved;
+  const host = hostWords(totals);
   out.push(
     style.heading("total") +
-      `: ${plural(totals.reads, "read")}; pi ${bytesInWords(totals.piBytes)}, readcache ${
+      `: ${plural(totals.reads, "read")}; ${host} ${bytesInWords(totals.piBytes)}, readcache ${
         bytesInWords(totals.readcacheBytes)
       }` +
       (share === undefined ? "" : `: ${
@@ -896,13 +977,18 @@ function totalLines(totals: SavingsTotals, style: TextStyle): string[] {
       }`),
   );
   const modes = ([...READ_MODES, "plain"] as const).filter((m) => totals.byMode[m] > 0)
-    .map((m) => `${totals.byMode[m]} ${m === "plain" ? "served by pi itself" : MODE_WORDS[m]}`);
+    .map((m) =>
+      `${totals.byMode[m]} ${m === "plain" ? `served by ${host} itself` : MODE_WORDS[m]}`
+    );
   if (modes.length > 0) out.push(`  reads: ${modes.join(", ")}`);
   const used = totals.withReadcache;
-  const replayed = totals.sessions - used;
+  const off = totals.notReplayed.sessions;
+  const replayed = totals.sessions - used - off;
   if (used > 0) {
     out.push(
-      `  ${plural(used, "session")} with readcache ("on"): what it sent is measured; what pi ` +
+      `  ${
+        plural(used, "session")
+      } with readcache ("on"): what it sent is measured; what ${host} ` +
         "would have sent is an estimate (lines times bytes per line of the file's latest full " +
         "read, or of what the model wrote)",
     );
@@ -921,6 +1007,18 @@ function totalLines(totals: SavingsTotals, style: TextStyle): string[] {
         : `  check: ${c.matched} of ${plural(c.reads, "replayed answer")} sent in full ${
           c.matched === 1 ? "equals" : "equal"
         } pi's own text exactly`,
+    );
+  }
+  if (off > 0) {
+    const n = totals.notReplayed;
+    out.push(
+      style.warn(
+        `  ${plural(off, "OpenCode session")} without readcache ("off"): not replayed, because ` +
+          "OpenCode's read output does not show the file exactly (not whether it ends with a " +
+          `line break, nor CR or a byte order mark); ${plural(n.reads, "read")} (${
+            bytesInWords(n.bytes)
+          }) count as sent in full on both sides`,
+      ),
     );
   }
   const u = totals.unknown;

@@ -3,7 +3,9 @@
  * holds now on the active branch of a pi session file, what the next read of
  * each part would be, how reads were answered on that branch and in the whole
  * file, and the store. Read-only: it reads the session, the project's files
- * and the store, and writes nothing anywhere.
+ * and the store, and writes nothing anywhere. An OpenCode session (a file
+ * `opencode export` wrote, told apart by content, or `--opencode` for
+ * OpenCode's database) is reported by `cli/opencode_status.ts`.
  *
  * - The active branch ends at the last entry in file order (pi's leaf when it
  *   opens the file). Entries are converted like the pi extension does
@@ -50,9 +52,12 @@ import {
   printJson,
   stdoutStyle,
 } from "./support/output.ts";
+import { openCodeStatus } from "./opencode_status.ts";
+import { openCodeSessionFromStorage } from "./support/opencode.ts";
 import {
   latestSession,
   projectDir,
+  readAnySessionFile,
   readSessionFile,
   type SessionFile,
 } from "./support/sessions.ts";
@@ -75,6 +80,11 @@ export interface StatusOptions {
   sessions?: string;
   /** Print JSON instead of words. */
   json?: boolean;
+  /**
+   * Read the session from OpenCode's database: the `file` argument is then a
+   * session id (`ses_...`), or absent for the newest session of the project.
+   */
+  opencode?: boolean;
 }
 
 const encoder = new TextEncoder();
@@ -168,9 +178,25 @@ export async function statusCommand(
 ): Promise<number> {
   if (file !== undefined && options.latest) {
     throw new CliError(
-      "Pass either a session file or --latest, not both. Example: readcache status --latest",
+      `Pass either a session ${
+        options.opencode ? "id" : "file"
+      } or --latest, not both. Example: readcache status --latest`,
       EXIT_USAGE,
     );
+  }
+  if (options.opencode) {
+    if (options.sessions !== undefined) {
+      throw new CliError(
+        "--sessions is pi's sessions directory; with --opencode the sessions come from " +
+          "OpenCode's database (set XDG_DATA_HOME or OPENCODE_DB as OpenCode runs with).",
+        EXIT_USAGE,
+      );
+    }
+    const cwd = file === undefined ? await projectDir(options.cwd, Deno.cwd()) : undefined;
+    return await openCodeStatus(await openCodeSessionFromStorage(file, cwd ?? ""), {
+      cwd: options.cwd,
+      json: options.json,
+    });
   }
   let cwd: string;
   let session: SessionFile;
@@ -178,7 +204,11 @@ export async function statusCommand(
     cwd = await projectDir(options.cwd, Deno.cwd());
     session = await readSessionFile(await latestSession(cwd, options.sessions));
   } else {
-    session = await readSessionFile(file);
+    const any = await readAnySessionFile(file);
+    if (any.host === "opencode") {
+      return await openCodeStatus(any.file, { cwd: options.cwd, json: options.json });
+    }
+    session = any.file;
     const header = session.header;
     let fallback = Deno.cwd();
     if (header?.cwd !== undefined) {

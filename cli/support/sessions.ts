@@ -14,6 +14,12 @@
 import { readdir, readFile, realpath, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
+import {
+  looksLikeOpenCodeExport,
+  OpenCodeExportError,
+  type OpenCodeSessionExport,
+  parseOpenCodeExport,
+} from "../../src/adapters/opencode/export_file.ts";
 import { parseSessionJsonl, type PiEntryLike } from "../../src/adapters/pi/branch.ts";
 import { HASH_PATTERN } from "../../src/core/hash.ts";
 import { CliError, EXIT_USAGE, messageOf, plural } from "./output.ts";
@@ -196,19 +202,42 @@ export async function readSessionFile(
   path: string,
   exitCode: number = EXIT_USAGE,
 ): Promise<SessionFile> {
-  let text: string;
+  const { text, info } = await readSessionText(path, exitCode);
+  const header = headerOf(text);
+  if (header === undefined) {
+    throw new SessionFileError(
+      "not_a_session",
+      `${path} is not a pi session file: its first line is not a session header ` +
+        '({"type":"session","id":...}). Pass a file from pi\'s sessions directory.',
+      exitCode,
+    );
+  }
+  return {
+    path,
+    header,
+    entries: parseSessionJsonl(text),
+    mtimeMs: info.mtime?.getTime() ?? 0,
+    bytes: info.size,
+  };
+}
+
+/** The text of a file named as a session, with the errors of {@linkcode readSessionFile}. */
+async function readSessionText(
+  path: string,
+  exitCode: number,
+): Promise<{ text: string; info: Deno.FileInfo }> {
   let info: Deno.FileInfo;
   try {
     info = await Deno.stat(path);
     if (!info.isFile) {
       throw new SessionFileError(
         "not_a_file",
-        `${path} is not a file. Pass a pi session file (.jsonl)` +
+        `${path} is not a file. Pass a pi session file (.jsonl) or an OpenCode export (.json)` +
           (info.isDirectory ? ", not a directory." : "."),
         exitCode,
       );
     }
-    text = await Deno.readTextFile(path);
+    return { text: await Deno.readTextFile(path), info };
   } catch (e) {
     if (e instanceof CliError) throw e;
     if (e instanceof Deno.errors.NotFound) {
@@ -230,22 +259,103 @@ export async function readSessionFile(
       permissionWords(e),
     );
   }
+}
+
+/**
+ * An OpenCode session read from a file `opencode export <sessionID>` wrote,
+ * or from OpenCode's database (`path` is then `<database>#<sessionID>`).
+ *
+ * @example
+ * ```ts
+ * import type { OpenCodeSessionFile } from "./sessions.ts";
+ * const f: OpenCodeSessionFile = { path: "s.json", session: { info: { id: "ses_1" }, messages: [] },
+ *   mtimeMs: 0, bytes: 2 };
+ * ```
+ */
+export interface OpenCodeSessionFile {
+  /** The file (or `<database>#<sessionID>`). */
+  path: string;
+  /** The session and its messages. */
+  session: OpenCodeSessionExport;
+  /** Modification time (ms since the epoch; the session's last update when from the database). */
+  mtimeMs: number;
+  /** Size in bytes (0 when from the database). */
+  bytes: number;
+}
+
+/**
+ * A session file of either host: pi's JSONL or an OpenCode export.
+ *
+ * @example
+ * ```ts
+ * import type { AnySessionFile } from "./sessions.ts";
+ * function idOf(s: AnySessionFile): string | undefined {
+ *   return s.host === "pi" ? s.file.header?.id : s.file.session.info.id;
+ * }
+ * ```
+ */
+export type AnySessionFile =
+  | { host: "pi"; file: SessionFile }
+  | { host: "opencode"; file: OpenCodeSessionFile };
+
+/**
+ * Reads a session file of either host, told apart by content, not by name:
+ * a first line that is a pi session header makes a pi session; JSON of the
+ * form `opencode export` prints (`{"info": ..., "messages": [...]}`) an
+ * OpenCode session. Anything else is a {@linkcode SessionFileError}
+ * (`not_a_session`) whose message says what was wrong. Errors reading the
+ * file are those of {@linkcode readSessionFile}.
+ *
+ * @example
+ * ```ts ignore
+ * import { readAnySessionFile } from "./sessions.ts";
+ * const s = await readAnySessionFile("session.json");
+ * s.host; // "opencode"
+ * ```
+ */
+export async function readAnySessionFile(
+  path: string,
+  exitCode: number = EXIT_USAGE,
+): Promise<AnySessionFile> {
+  const { text, info } = await readSessionText(path, exitCode);
   const header = headerOf(text);
-  if (header === undefined) {
+  if (header !== undefined) {
+    return {
+      host: "pi",
+      file: {
+        path,
+        header,
+        entries: parseSessionJsonl(text),
+        mtimeMs: info.mtime?.getTime() ?? 0,
+        bytes: info.size,
+      },
+    };
+  }
+  const looks = looksLikeOpenCodeExport(text);
+  try {
+    return {
+      host: "opencode",
+      file: {
+        path,
+        session: parseOpenCodeExport(text),
+        mtimeMs: info.mtime?.getTime() ?? 0,
+        bytes: info.size,
+      },
+    };
+  } catch (e) {
+    if (!(e instanceof OpenCodeExportError)) throw e;
     throw new SessionFileError(
       "not_a_session",
-      `${path} is not a pi session file: its first line is not a session header ` +
-        '({"type":"session","id":...}). Pass a file from pi\'s sessions directory.',
+      looks
+        ? `${path} is not an OpenCode export: ${e.message}. Pass the JSON that ` +
+          "`opencode export <sessionID>` prints (its standard output), unchanged."
+        : `${path} is not a pi session file (its first line is not a session header ` +
+          '{"type":"session","id":...}) nor an OpenCode export (JSON with "info" and ' +
+          `"messages"; ${e.message}). Pass a file from pi's sessions directory, or the output ` +
+          "of `opencode export <sessionID>`.",
       exitCode,
     );
   }
-  return {
-    path,
-    header,
-    entries: parseSessionJsonl(text),
-    mtimeMs: info.mtime?.getTime() ?? 0,
-    bytes: info.size,
-  };
 }
 
 /**

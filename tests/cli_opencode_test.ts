@@ -1,0 +1,471 @@
+// `readcache status` and `readcache savings` on OpenCode sessions (issue #21): a file written by
+// `opencode export <sessionID>` (told apart from pi's JSONL by content) and OpenCode's own
+// database (`--opencode`), both captured from a real OpenCode 1.18.33 with the read cache plugin
+// (tests/fixtures/opencode/, scripts/opencode/capture_session.ts). The CLI runs as a user runs
+// it (a subprocess); the tests assert what the user sees, the exit codes and the --json fields,
+// and that reading changes no byte of the export, the database (also while OpenCode would hold
+// it open in WAL mode), the project or its store.
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { DatabaseSync } from "node:sqlite";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const REPO = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
+const MAIN = join(REPO, "cli/main.ts");
+const FIXTURES = join(REPO, "tests/fixtures/opencode");
+/** The length of the project path the fixtures were captured with (`@CWD@`). */
+const CWD_LENGTH = 80;
+
+interface World {
+  root: string;
+  /** The project directory: the same length as when captured, so byte counts stay true. */
+  app: string;
+  /** The export, with the project path put back. */
+  exportFile: string;
+  /** XDG_DATA_HOME holding opencode/opencode.db. */
+  data: string;
+  db: string;
+}
+
+async function copyTree(from: string, to: string): Promise<void> {
+  await Deno.mkdir(to, { recursive: true });
+  for await (const e of Deno.readDir(from)) {
+    if (e.isDirectory) await copyTree(join(from, e.name), join(to, e.name));
+    else await Deno.copyFile(join(from, e.name), join(to, e.name));
+  }
+}
+
+async function makeWorld(): Promise<World> {
+  const root = await Deno.realPath(await Deno.makeTempDir({ prefix: "rc-oc-" }));
+  const app = join(root, "app".padEnd(CWD_LENGTH - root.length - 1, "_"));
+  assert.equal(app.length, CWD_LENGTH, `the temporary directory ${root} is too long`);
+  await copyTree(join(FIXTURES, "work"), app);
+  await copyTree(join(FIXTURES, "store"), join(app, ".opencode/readcache"));
+  const put = (text: string) =>
+    text.replaceAll("@CWD_NO_SLASH@", app.slice(1)).replaceAll("@CWD@", app);
+  const exportFile = join(root, "session.json");
+  await Deno.writeTextFile(exportFile, put(await Deno.readTextFile(join(FIXTURES, "export.json"))));
+  const data = join(root, "xdg-data");
+  const db = join(data, "opencode", "opencode.db");
+  await Deno.mkdir(join(data, "opencode"), { recursive: true });
+  await Deno.copyFile(join(FIXTURES, "opencode.db"), db);
+  const sql = new DatabaseSync(db);
+  // the capture script put `@CWD@` in these columns; put the project back (in the test's copy)
+  const columns = [["session", "directory"], ["session", "path"], ["message", "data"], [
+    "part",
+    "data",
+  ]];
+  for (const [table, column] of columns) {
+    sql.prepare(
+      `UPDATE ${table} SET ${column} = replace(replace(${column}, '@CWD_NO_SLASH@', ?), '@CWD@', ?)`,
+    ).run(app.slice(1), app);
+  }
+  sql.close();
+  return { root, app, exportFile, data, db };
+}
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function cli(w: World, args: string[], cwd: string = w.app): Promise<Run> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", "--config", join(REPO, "deno.json"), MAIN, ...args],
+    cwd,
+    env: {
+      XDG_DATA_HOME: w.data,
+      OPENCODE_DB: "",
+      PI_CODING_AGENT_DIR: join(w.root, "no-pi"),
+      PI_CODING_AGENT_SESSION_DIR: "",
+      INIT_CWD: "",
+      NO_COLOR: "1",
+    },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+function json<T>(r: Run): T {
+  try {
+    return JSON.parse(r.stdout) as T;
+  } catch {
+    throw new Error(`not JSON (exit ${r.code}):\n${r.stdout}\n${r.stderr}`);
+  }
+}
+
+/** Every file under `dir` with its content hash. */
+async function snapshot(dir: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const walk = async (d: string) => {
+    for await (const e of Deno.readDir(d)) {
+      const p = join(d, e.name);
+      if (e.isDirectory) await walk(p);
+      else {
+        const st = await Deno.lstat(p);
+        const hash = createHash("sha256").update(await Deno.readFile(p)).digest("hex");
+        out.set(p, `${hash} ${st.mtime?.getTime()}`);
+      }
+    }
+  };
+  await walk(dir);
+  return out;
+}
+
+/** The lines of `text` that start with one of `starts`, in order. */
+function linesStarting(text: string, ...starts: string[]): string[] {
+  return text.split("\n").filter((l) => starts.some((s) => l.startsWith(s)));
+}
+
+const HELD = [
+  "  the whole of notes.txt (8 lines)",
+  '    next read: a short "unchanged" note (31 bytes instead of 389 bytes)',
+  "  lines 3-5 of notes.txt",
+  '    next read: a short "unchanged" note (40 bytes instead of 276 bytes)',
+  "  the whole of src/app.py (24 lines)",
+  '    next read: a short "unchanged" note (32 bytes instead of 937 bytes)',
+  "  lines 2-3 of src/app.py",
+  '    next read: a short "unchanged" note (41 bytes instead of 255 bytes)',
+];
+
+Deno.test("status on an OpenCode export: what the model holds in OpenCode's line counts, next reads, figures", async () => {
+  const w = await makeWorld();
+  try {
+    const r = await cli(w, ["status", w.exportFile]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, "");
+    const out = r.stdout;
+    assert.match(out, /^readcache status\nsession: .*session\.json\nproject: /);
+    assert.match(out, /\nOpenCode session: ses_\w+ "/);
+    assert.match(out, /\nactive branch: 18 messages, never compacted\n/);
+    assert.match(out, /\nThe model holds now \(2 files\):\n/);
+    assert.deepEqual(linesStarting(out, "  the whole", "  lines", "    next read"), HELD);
+    // read, read, unchanged, unchanged lines, edit, the whole file again (the edit made it
+    // unknown), unchanged lines
+    assert.ok(
+      out.includes(
+        'On this branch (6 reads: 2 sent in full, 1 answered "unchanged", 2 answered ' +
+          '"unchanged" for a line range, 1 sent in full again (no safe short answer))',
+      ),
+      out,
+    );
+    assert.ok(out.includes("In the whole session (reverted messages too, across compactions"));
+    assert.match(out, /\nobject store: .*\/\.opencode\/readcache: 3 stored copies, 1\.5 KB$/m);
+    assert.doesNotMatch(out, /\bpi\b/, "nothing about pi in an OpenCode report");
+
+    // the project changes: the next reads follow, as the plugin would answer
+    await Deno.writeTextFile(
+      join(w.app, "src/app.py"),
+      (await Deno.readTextFile(join(w.app, "src/app.py"))) + "value_25 = 50\n",
+    );
+    await Deno.writeTextFile(join(w.app, "notes.txt"), "note 1\r\nnote 2\r\n");
+    const after = (await cli(w, ["status", w.exportFile])).stdout;
+    assert.deepEqual(linesStarting(after, "    next read"), [
+      "    next read: in full by OpenCode itself (193 bytes): its line breaks (CR LF or CR), a " +
+      "byte order mark or a line over 2000 characters make OpenCode's lines differ from the " +
+      "cache's, so the plugin leaves it alone",
+      "    next read: an error: these lines are no longer in the file (OpenCode says the offset " +
+      "is out of range)",
+      "    next read: only the changes, as a diff of 1 added or removed line (353 bytes instead " +
+      "of 955 bytes)",
+      '    next read: a short "unchanged" note: these lines are the same, the file changed ' +
+      "elsewhere (69 bytes instead of 255 bytes)",
+    ]);
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
+
+Deno.test("status --json on an OpenCode export: the fields of pi's, with the host and session id", async () => {
+  const w = await makeWorld();
+  try {
+    const r = await cli(w, ["status", w.exportFile, "--json"]);
+    assert.equal(r.code, 0, r.stderr);
+    const j = json<{
+      host: string;
+      sessionId: string;
+      cwd: string;
+      revert: unknown;
+      branch: {
+        messages: number;
+        compactions: number;
+        reads: { reads: number; byMode: Record<string, number>; servedBytes: number };
+      };
+      wholeSession: { messages: number; reads: { reads: number } };
+      held: {
+        path: string;
+        scope: string;
+        start: number;
+        end: number;
+        totalLines: number;
+        next: { mode: string; bytes: number; words: string };
+      }[];
+      store: { path: string; objects: number };
+    }>(r);
+    assert.equal(j.host, "opencode");
+    assert.match(j.sessionId, /^ses_/);
+    assert.equal(j.cwd, w.app);
+    assert.equal(j.revert, null);
+    assert.equal(j.branch.messages, 18);
+    assert.equal(j.branch.compactions, 0);
+    assert.equal(j.branch.reads.reads, 6);
+    assert.deepEqual(
+      { ...j.branch.reads.byMode },
+      { full: 2, unchanged: 1, unchanged_range: 2, diff: 0, baseline_fallback: 1, partial: 0 },
+    );
+    // what the plugin sent, measured from the session: the outputs the model got
+    const e = JSON.parse(await Deno.readTextFile(w.exportFile)) as {
+      messages: { parts: { tool?: string; state?: { output?: string } }[] }[];
+    };
+    const sent = e.messages.flatMap((m) => m.parts).filter((p) => p.tool === "read")
+      .reduce((n, p) => n + new TextEncoder().encode(p.state!.output!).length, 0);
+    assert.equal(j.branch.reads.servedBytes, sent);
+    assert.equal(j.wholeSession.messages, 18);
+    assert.deepEqual(
+      j.held.map((h) => [h.path, h.scope, h.start, h.end, h.totalLines, h.next.mode]),
+      [
+        ["notes.txt", "full", 1, 8, 8, "unchanged"],
+        ["notes.txt", "r:3:5", 3, 5, 8, "unchanged_range"],
+        ["src/app.py", "full", 1, 24, 24, "unchanged"],
+        ["src/app.py", "r:2:3", 2, 3, 24, "unchanged_range"],
+      ],
+    );
+    assert.equal(j.held[2].next.words, 'a short "unchanged" note (32 bytes instead of 937 bytes)');
+    assert.equal(j.store.objects, 3);
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
+
+Deno.test("savings on an OpenCode export and on OpenCode's database: the same figures", async () => {
+  const w = await makeWorld();
+  try {
+    const r = await cli(w, ["savings", w.exportFile]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^readcache savings: 1 session from .*session\.json\n/);
+    assert.match(
+      r.stdout,
+      / app_+\.\.\. \w{6} \(OpenCode\) {2}on +6 +3\.3 KB +2\.3 KB {2}.* 30% less\n/,
+    );
+    assert.ok(
+      r.stdout.includes("total: 6 reads; OpenCode 3.3 KB, readcache 2.3 KB: 1023 bytes less (30%)"),
+      r.stdout,
+    );
+    assert.ok(r.stdout.includes("what OpenCode would have sent is an estimate"));
+    assert.doesNotMatch(r.stdout, /\bpi\b/);
+
+    type Savings = {
+      sessions: {
+        host: string;
+        withReadcache: boolean;
+        notReplayed: boolean;
+        reads: number;
+        piBytes: number;
+        readcacheBytes: number;
+        byMode: Record<string, number>;
+      }[];
+      totals: {
+        hosts: { pi: number; opencode: number };
+        reads: number;
+        piBytes: number;
+        readcacheBytes: number;
+      };
+    };
+    const fromFile = json<Savings>(await cli(w, ["savings", w.exportFile, "--json"]));
+    const fromDb = json<Savings>(await cli(w, ["savings", "--opencode", "--json"]));
+    const ofProject = json<Savings>(
+      await cli(w, ["savings", "--opencode", "--cwd", w.app, "--json"]),
+    );
+    assert.equal(fromFile.sessions[0].host, "opencode");
+    assert.equal(fromFile.sessions[0].withReadcache, true);
+    assert.equal(fromFile.sessions[0].notReplayed, false);
+    assert.deepEqual(fromFile.totals.hosts, { pi: 0, opencode: 1 });
+    for (const other of [fromDb, ofProject]) {
+      const { file: _a, ...a } = fromFile.sessions[0] as unknown as Record<string, unknown>;
+      const { file: _b, ...b } = other.sessions[0] as unknown as Record<string, unknown>;
+      assert.deepEqual(b, a);
+    }
+    // the status of the same session agrees on what was sent and the estimate
+    const st = json<
+      { wholeSession: { reads: { servedBytes: number; estimatedPlainBytes: number } } }
+    >(
+      await cli(w, ["status", w.exportFile, "--json"]),
+    );
+    assert.equal(fromFile.totals.readcacheBytes, st.wholeSession.reads.servedBytes);
+    assert.equal(fromFile.totals.piBytes, st.wholeSession.reads.estimatedPlainBytes);
+
+    // a directory: .json files count when they are OpenCode exports, others are left alone
+    const dir = join(w.root, "exports");
+    await Deno.mkdir(dir);
+    await Deno.copyFile(w.exportFile, join(dir, "a.json"));
+    await Deno.writeTextFile(join(dir, "package.json"), '{"name": "x"}\n');
+    const d = await cli(w, ["savings", dir]);
+    assert.equal(d.code, 0, d.stderr);
+    assert.match(d.stdout, /^readcache savings: 1 session in /);
+    assert.doesNotMatch(d.stdout, /skipped/);
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
+
+Deno.test("savings on an OpenCode session without readcache: not replayed, and says why", async () => {
+  const w = await makeWorld();
+  try {
+    const e = JSON.parse(await Deno.readTextFile(w.exportFile)) as {
+      messages: { parts: { tool?: string; state?: { metadata?: Record<string, unknown> } }[] }[];
+    };
+    for (const p of e.messages.flatMap((m) => m.parts)) delete p.state?.metadata?.readcache;
+    const plain = join(w.root, "plain.json");
+    await Deno.writeTextFile(plain, JSON.stringify(e));
+    const r = await cli(w, ["savings", plain]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /\(OpenCode\) {2}off +6 /);
+    assert.match(
+      r.stdout,
+      /1 OpenCode session without readcache \("off"\): not replayed, because OpenCode's read output does not show the file exactly \(not whether it ends with a line break, nor CR or a byte order mark\); 6 reads \([\d.]+ KB\) count as sent in full on both sides/,
+    );
+    assert.match(r.stdout, /reads: 6 served by OpenCode itself/);
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
+
+Deno.test("status --opencode: the newest session of the project from OpenCode's database, or by id", async () => {
+  const w = await makeWorld();
+  try {
+    const fromFile = json<{ held: unknown[]; branch: unknown; sessionId: string }>(
+      await cli(w, ["status", w.exportFile, "--json"]),
+    );
+    const r = await cli(w, ["status", "--opencode", "--json"]);
+    assert.equal(r.code, 0, r.stderr);
+    const fromDb = json<
+      { held: unknown[]; branch: unknown; sessionFile: string; sessionId: string }
+    >(r);
+    assert.equal(fromDb.sessionFile, `${w.db}#${fromFile.sessionId}`);
+    assert.deepEqual(fromDb.held, fromFile.held);
+    assert.deepEqual(fromDb.branch, fromFile.branch);
+    const byId = await cli(w, ["status", "--opencode", fromFile.sessionId], w.root);
+    assert.equal(byId.code, 0, byId.stderr);
+    assert.deepEqual(linesStarting(byId.stdout, "  the whole", "  lines", "    next read"), HELD);
+
+    // another directory has no session: says where it looked and which project has one
+    const none = await cli(w, ["status", "--opencode"], w.root);
+    assert.equal(none.code, 2);
+    assert.match(none.stderr, new RegExp(`No OpenCode session of ${w.root} in ${w.db}\\.`));
+    assert.ok(none.stderr.includes(`--opencode --cwd ${w.app}`), none.stderr);
+    const unknown = await cli(w, ["status", "--opencode", "ses_nope"]);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /No OpenCode session ses_nope in /);
+    // no database at all
+    await Deno.remove(w.db);
+    const missing = await cli(w, ["status", "--opencode"]);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /No OpenCode database at .*opencode\.db: OpenCode 1\.18 keeps/);
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
+
+Deno.test("reading never writes: the export, the database (also in WAL mode, held open), the project", async () => {
+  const w = await makeWorld();
+  try {
+    const before = await snapshot(w.root);
+    for (
+      const args of [
+        ["status", w.exportFile],
+        ["status", w.exportFile, "--json"],
+        ["savings", w.exportFile],
+        ["status", "--opencode"],
+        ["savings", "--opencode", "--json"],
+      ]
+    ) {
+      const r = await cli(w, args);
+      assert.equal(r.code, 0, `${args.join(" ")}: ${r.stderr}`);
+    }
+    assert.deepEqual(await snapshot(w.root), before, "a read-only command changed a file");
+    assert.deepEqual([...Deno.readDirSync(join(w.data, "opencode"))].map((e) => e.name), [
+      "opencode.db",
+    ]);
+
+    // as while OpenCode runs: WAL mode, a write still in the log, the database held open
+    const live = new DatabaseSync(w.db);
+    live.exec("PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0;");
+    live.prepare("UPDATE session SET title = ?").run("renamed while open");
+    const held = await snapshot(w.data);
+    assert.ok([...held.keys()].some((p) => p.endsWith("opencode.db-wal")));
+    const r = await cli(w, ["status", "--opencode", "--json"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(json<{ title: string }>(r).title, "renamed while open", "the log is read");
+    assert.deepEqual(await snapshot(w.data), held, "the live database, its log or index changed");
+    live.close();
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
+
+Deno.test("bad input: a JSON that is neither a pi session nor an OpenCode export, named what is wrong", async () => {
+  const w = await makeWorld();
+  try {
+    const put = async (name: string, text: string) => {
+      await Deno.writeTextFile(join(w.root, name), text);
+      return join(w.root, name);
+    };
+    const cases: [string, RegExp][] = [
+      [
+        await put("text.json", "hello\n"),
+        /is not a pi session file \(its first line is not a session header .*\) nor an OpenCode export \(JSON with "info" and "messages"; it is not JSON/,
+      ],
+      [
+        await put("array.json", "[1, 2]\n"),
+        /nor an OpenCode export .*the JSON is an array, not an object with "info" and "messages"/,
+      ],
+      [
+        await put("fields.json", '{"info": {"id": "ses_1"}, "messages": {}}'),
+        /is not an OpenCode export: the JSON object has no "messages" array \(its fields: info, messages\)/,
+      ],
+      [
+        await put("noinfo.json", '{"messages": []}'),
+        /is not an OpenCode export: the JSON object has no "info" object with the session's "id"/,
+      ],
+      [
+        await put(
+          "badmsg.json",
+          '{"info": {"id": "s"}, "messages": [{"info": {"id": "m"}, "parts": []}]}',
+        ),
+        /is not an OpenCode export: messages\[0\]\.info has no string "id" and "role"/,
+      ],
+    ];
+    for (const [file, message] of cases) {
+      for (const cmd of ["status", "savings"]) {
+        const r = await cli(w, [cmd, file]);
+        assert.equal(r.code, 2, `${cmd} ${file}: ${r.stdout}${r.stderr}`);
+        assert.match(r.stderr, message, `${cmd} ${file}`);
+        assert.match(r.stderr, /Pass /, "says what to do");
+      }
+    }
+    // --cwd of savings goes with --opencode; --sessions is pi's
+    assert.equal((await cli(w, ["savings", "--cwd", w.app])).code, 2);
+    assert.equal((await cli(w, ["status", "--opencode", "--sessions", w.root])).code, 2);
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
+
+Deno.test("--help of status and savings names OpenCode with an example", async () => {
+  const w = await makeWorld();
+  try {
+    const status = await cli(w, ["status", "--help"]);
+    assert.equal(status.code, 0);
+    assert.match(status.stdout, /--opencode/);
+    assert.match(status.stdout, /\$ readcache status --opencode/);
+    assert.match(status.stdout, /opencode export ses_\S+ > s\.json && readcache status s\.json/);
+    const savings = await cli(w, ["savings", "--help"]);
+    assert.match(savings.stdout, /\$ readcache savings --opencode --cwd/);
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
