@@ -56,12 +56,6 @@
  *   differ and OpenCode's are not modelled; pi and exact matching disagree).
  *   An edit of a missing file, or of a text found more than once, fails in
  *   both and applies;
- * - `edit-belief`: a read of a file the model edited expects a cached
- *   answer before a whole-file read of it was served in full again: that may
- *   need the model's belief of its edit (SPEC §5.9), which the plugin does
- *   not model (the edited file is unknown). Conservative: a vector whose
- *   cached answer rests on a range read again after the edit is left out
- *   too;
  * - `pi-text`: an expectation is pi's wording with no OpenCode counterpart
  *   (see above: a plain read whose shown lines differ from OpenCode's,
  *   pi's notices, another error).
@@ -120,8 +114,6 @@ export const NOT_APPLICABLE = {
     "reads an image or a file OpenCode's read refuses as binary: OpenCode shows no text of it",
   "edit-shape":
     "an edit OpenCode's one exact replacement does not apply as pi's edit (several replacements, empty old text, pi's normalising match)",
-  "edit-belief":
-    "expects a cached answer after the model's own edit, before a whole-file read in full: the plugin does not model OpenCode's edit belief (SPEC §5.9)",
   "pi-text": "an expectation in pi's own wording with no OpenCode counterpart",
 } as const;
 
@@ -153,8 +145,6 @@ export type OpenCodeVector =
 
 type ReadStep = Extract<ScenarioStep, { op: "read" }>;
 type Expect = ReadStep["expect"];
-
-const CACHED = new Set(["unchanged", "unchanged_range", "diff", "partial"]);
 
 function bytesOf(c: string | { base64: string }): Uint8Array {
   return typeof c === "string"
@@ -250,7 +240,6 @@ export function openCodeVector(vector: Scenario): OpenCodeVector {
     visible = line.length;
   };
   const labels = new Map<string, { session: number; count: number; last?: number }>();
-  const editedSince = new Set<string>();
   const steps: ScenarioStep[] = [];
   const isCall = (s: ScenarioStep) =>
     s.op === "read" || s.op === "writeTool" || s.op === "editTool";
@@ -266,13 +255,6 @@ export function openCodeVector(vector: Scenario): OpenCodeVector {
         if (!positive(s.offset) || !positive(s.limit)) no("line-args", i);
         if (s.expect.mode === "partial") no("partial", i);
         const key = fs.real(s.path);
-        if (editedSince.has(key)) {
-          if (CACHED.has(s.expect.mode ?? "")) no("edit-belief", i);
-          const whole = s.offset === undefined && s.limit === undefined;
-          if (whole && (s.expect.mode === "full" || s.expect.mode === "baseline_fallback")) {
-            editedSince.delete(key); // the model holds the file again, whatever it edited
-          }
-        }
         const bytes = fs.files.get(key);
         const why = bytes === undefined ? undefined : contentReason(fs.abs(s.path), bytes);
         if (why !== undefined) no(why, i);
@@ -287,7 +269,6 @@ export function openCodeVector(vector: Scenario): OpenCodeVector {
       case "editTool": {
         if (pathSyntax(s.path)) no("path-syntax", i);
         const key = fs.real(s.path);
-        editedSince.add(key);
         const r = singleReplacement(s);
         const bytes = fs.files.get(key);
         if (r === undefined || r.oldText === "" || r.oldText === r.newText) {
@@ -295,7 +276,7 @@ export function openCodeVector(vector: Scenario): OpenCodeVector {
           break;
         }
         if (bytes === undefined) break; // both fail: a missing file
-        const text = new TextDecoder().decode(bytes);
+        const text = LOSSY_UTF8.decode(bytes);
         const pi = applyPiEdit(text, [r], s.path);
         const at = text.indexOf(r.oldText);
         const exact = at >= 0 && text.indexOf(r.oldText, at + 1) < 0
@@ -373,7 +354,7 @@ function translate(
     return out;
   }
   if (bytes === undefined || (e.text === undefined && e.textIncludes === undefined)) return out;
-  const text = new TextDecoder().decode(bytes);
+  const text = LOSSY_UTF8.decode(bytes);
   const path = posix.resolve(PROJECT_DIR, s.path);
   const view = renderOpenCodeRead({ path, text, offset: s.offset, limit: s.limit });
   if (view === undefined) {

@@ -10,6 +10,10 @@
  *   `pending` tool part for every call of the turn (`read`, `write`, `edit`),
  *   in call order; a prompt (user message) is made first when the session has
  *   none or a revert is pending, as OpenCode continues only from a prompt;
+ * - every call runs as OpenCode runs a tool: the part becomes `running`, the
+ *   plugin's `tool.execute.before` sees the arguments, the tool runs, and
+ *   only when it succeeded `tool.execute.after` sees (and may change) its
+ *   output and metadata before the part is stored;
  * - `read`: the part runs, OpenCode's `read` produces its output (or its
  *   error: the part fails and the result is `{step, error}`), the plugin's
  *   `tool.execute.after` hook may replace it and adds `metadata.readcache`,
@@ -40,7 +44,8 @@
  *
  * @module
  */
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import {
   createReadcachePlugin,
   openCodeReadCall,
@@ -101,6 +106,12 @@ export interface OpenCodeRunOptions {
    * variant with a planted bug to show the comparison catches it.
    */
   plugin?: typeof createReadcachePlugin;
+  /**
+   * Called after OpenCode's `read` ran for the read step `step`, with the
+   * bytes of the file it read (`undefined` when there is none): the oracle
+   * takes from it what OpenCode's text does not state (see its parse.ts).
+   */
+  onRead?: (step: number, bytes: Uint8Array | undefined) => void;
 }
 
 type CallStep = Extract<ScenarioStep, { op: "read" | "writeTool" | "editTool" }>;
@@ -210,7 +221,14 @@ export async function runScenarioOnOpenCode(
     const part = parts.get(index)!;
     const { tool, args } = toolCallOf(s, index);
     store.run(part);
-    const outcome = run(args);
+    // OpenCode calls the plugins' `tool.execute.before` with the call's arguments before every
+    // tool runs, and `tool.execute.after` only when it succeeded
+    const before = { args: structuredClone(args) };
+    await hooks["tool.execute.before"]?.(
+      { tool, sessionID: session.id, callID: part.callID },
+      before,
+    );
+    const outcome = run(before.args);
     if (!outcome.ok) {
       if (s.persist !== false) store.fail(part, outcome.error);
       return outcome;
@@ -221,7 +239,7 @@ export async function runScenarioOnOpenCode(
       metadata: outcome.metadata,
     };
     await hooks["tool.execute.after"]?.(
-      { tool, sessionID: session.id, callID: part.callID, args: structuredClone(args) },
+      { tool, sessionID: session.id, callID: part.callID, args: structuredClone(before.args) },
       out,
     );
     if (s.persist !== false) store.complete(part, out.output, out.metadata, out.title);
@@ -231,7 +249,19 @@ export async function runScenarioOnOpenCode(
   const step = async (s: ScenarioStep, index: number): Promise<void> => {
     switch (s.op) {
       case "read": {
-        const out = await call(index, s, (args) => openCodeReadTool(args, cwd));
+        const out = await call(index, s, (args) => {
+          const r = openCodeReadTool(args, cwd);
+          if (options.onRead !== undefined) {
+            let bytes: Uint8Array | undefined;
+            try {
+              bytes = readFileSync(resolve(cwd, s.path));
+            } catch {
+              bytes = undefined;
+            }
+            options.onRead(index, bytes);
+          }
+          return r;
+        });
         if (!out.ok) return void results.push({ step: index, error: out.error });
         const raw = (out.metadata as { readcache?: unknown }).readcache;
         const meta = parseReadCacheMeta(raw);
