@@ -7,7 +7,7 @@
 // edit calls and the cached answers on files the model edited); exits 1 when any answer
 // is unsafe (2 when a port could not run a generated vector).
 //
-//   deno task oracle [--sessions N] [--seed S] [--port reference|pi|pi-no-events|all]
+//   deno task oracle [--sessions N] [--seed S] [--port reference|pi|pi-no-events|opencode|all]
 //                    [--shrink K] [--out DIR] [--no-symlinks] [--no-in-flight] [--root DIR]
 //
 // --root runs the runners of another copy of the repository (a directory with
@@ -24,7 +24,7 @@ import {
 import { type OracleResult, runOracle } from "../../tests/pi/support/oracle/run.ts";
 
 const USAGE =
-  "usage: deno task oracle [--sessions N] [--seed S] [--port reference|pi|pi-no-events|all] " +
+  "usage: deno task oracle [--sessions N] [--seed S] [--port reference|pi|pi-no-events|opencode|all] " +
   "[--shrink K] [--out DIR] [--no-symlinks] [--no-in-flight] [--root DIR]";
 
 function fail(message: string): never {
@@ -109,6 +109,13 @@ function report(port: PortName, r: OracleResult, seconds: number): void {
     console.log(
       `${r.anomalies.length} anomalies (not safety problems); first: session ${a.session} ` +
         `step ${a.step}: ${a.reason}`,
+    );
+  }
+  if (PORTS[port].prepare !== undefined) {
+    const by = Object.entries(r.dropped).map(([why, n]) => `${why} ${n}`).join(", ");
+    console.log(
+      `${r.sessionsWithDrops} of ${r.sessions} sessions lost steps the ${port} port cannot run ` +
+        `(dropped before running and checking: ${by || "none"})`,
     );
   }
   console.log(

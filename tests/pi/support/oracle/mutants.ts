@@ -172,6 +172,15 @@ export const PLANTED_BUGS: PlantedBug[] = [
       `    const ok = h !== null && h === hashAt(name, n) && linesOf(h)?.[n - 1] === lines[n - 1] &&\n`,
     replace: `    const ok = h !== null && h === hashAt(name, n) &&\n`,
   },
+  // the OpenCode plugin: a finished compaction summary is no barrier (SPEC §6.1), so reads the
+  // model lost to compaction still back cached answers; caught through the OpenCode port
+  {
+    name: "opencode-summary-not-a-barrier",
+    ports: ["opencode"],
+    file: "src/adapters/opencode/branch.ts",
+    find: `        push({ id: mid, parentId: null, kind: "compaction" });\n`,
+    replace: `        push({ id: mid, parentId: null, kind: "other" });\n`,
+  },
 ];
 
 /** The repository root (four levels above this file). */

@@ -355,3 +355,120 @@ export function changedLines(hunks: Hunk[]): number {
   for (const h of hunks) for (const l of h.lines) if (l.op !== " ") n++;
   return n;
 }
+
+// ------------------------------------------------------------ OpenCode's framing
+
+/**
+ * What the OpenCode port's read showed, parsed from OpenCode's framing
+ * (docs/opencode-integration-notes.md): `<path>P</path>`, `<type>file</type>`,
+ * `<content>`, then `N: line` for each shown line (numbers consecutive from
+ * the first), an empty line and `(End of file - total N lines)`,
+ * `(Showing lines S-E of N. Use offset=E+1 to continue.)` or
+ * `(Output capped at 50 KB. Showing lines S-E. Use offset=E+1 to continue.)`,
+ * then `</content>`. `undefined` when the text is not in that format or its
+ * numbers do not add up.
+ */
+export function parseOpenCodeRead(
+  text: string,
+): {
+  start: number;
+  lines: string[];
+  footer: { kind: "end"; total: number } | { kind: "showing"; total: number } | {
+    kind: "capped";
+  };
+} | undefined {
+  const head = /^<path>[^\n]*<\/path>\n<type>file<\/type>\n<content>\n/.exec(text);
+  if (!head || !text.endsWith("\n</content>")) return undefined;
+  const body = text.slice(head[0].length, -"\n</content>".length);
+  const tail = /\n\n(\([^\n]*\))$/.exec(body);
+  if (!tail) return undefined;
+  const footer = tail[1];
+  const numbered = tail.index === 0 ? [] : body.slice(0, tail.index).split("\n");
+  const lines: string[] = [];
+  let start = 0;
+  for (const [k, l] of numbered.entries()) {
+    const m = /^(\d+): /.exec(l);
+    if (!m) return undefined;
+    if (k === 0) start = Number(m[1]);
+    else if (Number(m[1]) !== start + k) return undefined;
+    lines.push(l.slice(m[0].length));
+  }
+  const end = start + lines.length - 1;
+  let f = /^\(End of file - total (\d+) lines\)$/.exec(footer);
+  if (f) {
+    const total = Number(f[1]);
+    if (lines.length > 0 && end !== total) return undefined;
+    return { start: lines.length > 0 ? start : total + 1, lines, footer: { kind: "end", total } };
+  }
+  if (lines.length === 0) return undefined;
+  f = /^\(Showing lines (\d+)-(\d+) of (\d+)\. Use offset=(\d+) to continue\.\)$/.exec(footer);
+  if (f) {
+    const [s, e, total, next] = [f[1], f[2], f[3], f[4]].map(Number);
+    if (s !== start || e !== end || next !== end + 1 || total <= end) return undefined;
+    return { start, lines, footer: { kind: "showing", total } };
+  }
+  f = /^\(Output capped at 50 KB\. Showing lines (\d+)-(\d+)\. Use offset=(\d+) to continue\.\)$/
+    .exec(footer);
+  if (f) {
+    const [s, e, next] = [f[1], f[2], f[3]].map(Number);
+    if (s !== start || e !== end || next !== end + 1) return undefined;
+    return { start, lines, footer: { kind: "capped" } };
+  }
+  return undefined;
+}
+
+/**
+ * The OpenCode port's answer written as pi would have written the same
+ * content, so the checker (written for pi's text) can judge it. OpenCode
+ * counts lines without pi's empty line after a final line break, and its
+ * plain read does not show whether the file ends with one: `endsWithBreak` is
+ * that bit of the file OpenCode read (recorded by the port when the read ran)
+ * and `piLines` its line count as pi counts it (used only for the total of a
+ * read OpenCode capped at 50 KB, which OpenCode does not state). So the
+ * oracle credits the model with knowing whether the file ends with a line
+ * break; no OpenCode answer relies on that but a diff, which states it itself
+ * (`\ No newline at end of file`). Markers and diff headers get pi's count
+ * (OpenCode's plus that bit), plain reads pi's text and notice; the lines
+ * themselves are never taken from the file. A text that is not in OpenCode's
+ * format is returned as it is (the checker then finds it unparseable).
+ */
+export function openCodeTextAsPi(
+  text: string,
+  mode: string | null,
+  file: { endsWithBreak: boolean; piLines: number } | undefined,
+): string {
+  const nl = file?.endsWithBreak ? 1 : 0;
+  if (mode === "unchanged" || mode === "unchanged_range" || mode === "diff") {
+    const first = text.split("\n", 1)[0];
+    const rest = text.slice(first.length);
+    const fixed = first
+      .replace(
+        /^\[readcache: unchanged, (\d+) lines\]$/,
+        (_, t) => `[readcache: unchanged, ${+t + nl} lines]`,
+      )
+      .replace(
+        /^(\[readcache: unchanged in lines \d+-\d+ of )(\d+)\]$/,
+        (_, a, t) => `${a}${+t + nl}]`,
+      )
+      .replace(
+        /^(\[readcache: \d+ lines changed (?:in lines \d+-\d+ )?of )(\d+)\]$/,
+        (_, a, t) => `${a}${+t + nl}]`,
+      );
+    return fixed + rest;
+  }
+  const p = parseOpenCodeRead(text);
+  if (p === undefined) return text;
+  const end = p.start + p.lines.length - 1;
+  switch (p.footer.kind) {
+    case "end":
+      return [...p.lines, ...(nl ? [""] : [])].join("\n");
+    case "showing":
+      return `${p.lines.join("\n")}\n\n[Showing lines ${p.start}-${end} of ${
+        p.footer.total + nl
+      }. Use offset=${end + 1} to continue.]`;
+    case "capped":
+      return `${p.lines.join("\n")}\n\n[Showing lines ${p.start}-${end} of ${
+        file?.piLines ?? end + 1
+      } (50.0KB limit). Use offset=${end + 1} to continue.]`;
+  }
+}

@@ -23,8 +23,23 @@ import {
   sessionArb,
 } from "./generator.ts";
 
-/** A port: runs one scenario vector in `cwd` (empty) with `home` for `~`. */
-export type Port = (vector: Scenario, cwd: string, home: string) => Promise<ScenarioOutput>;
+/**
+ * What a port's `prepare` makes of a generated vector: the vector it can run
+ * (steps it cannot run dropped) and how many steps it dropped, by reason.
+ */
+export interface Prepared {
+  vector: Scenario;
+  dropped: Record<string, number>;
+}
+
+/**
+ * A port: runs one scenario vector in `cwd` (empty) with `home` for `~`. A
+ * port that cannot run every generated step (OpenCode) has `prepare`: the
+ * oracle runs and checks the prepared vector, and counts what was dropped.
+ */
+export type Port =
+  & ((vector: Scenario, cwd: string, home: string) => Promise<ScenarioOutput>)
+  & { prepare?: (vector: Scenario) => Prepared };
 
 /** An unsafe answer found in one generated session. */
 export interface UnsafeFinding extends UnsafeAnswer {
@@ -86,6 +101,10 @@ export interface OracleResult extends AnswerCounts {
   /** Oddities that are not safety problems. */
   anomalies: (Anomaly & { session: number })[];
   counterexamples: Counterexample[];
+  /** Steps the port's `prepare` dropped, by reason (none for a port without it). */
+  dropped: Record<string, number>;
+  /** Sessions that lost at least one step to `prepare`. */
+  sessionsWithDrops: number;
 }
 
 /** The outcome of running one vector through a port. */
@@ -95,6 +114,7 @@ export type SessionOutcome =
 
 /** Runs one vector through a port in fresh temporary directories and checks it. */
 export async function runSession(port: Port, vector: Scenario): Promise<SessionOutcome> {
+  if (port.prepare !== undefined) vector = port.prepare(vector).vector;
   const cwd = await Deno.makeTempDir({ prefix: "readcache-oracle-" });
   const home = await Deno.makeTempDir({ prefix: "readcache-oracle-home-" });
   try {
@@ -128,10 +148,19 @@ export async function runOracle(options: OracleOptions): Promise<OracleResult> {
     errors: [],
     anomalies: [],
     counterexamples: [],
+    dropped: {},
+    sessionsWithDrops: 0,
   };
   const firstByCategory = new Map<string, number>();
   for (const [i, s] of samples.entries()) {
     const vector = compileSession(s, `oracle-${seedTag(seed)}-${i}`, options.generator);
+    if (port.prepare !== undefined) {
+      const { dropped } = port.prepare(vector);
+      if (Object.keys(dropped).length > 0) result.sessionsWithDrops++;
+      for (const [why, n] of Object.entries(dropped)) {
+        result.dropped[why] = (result.dropped[why] ?? 0) + n;
+      }
+    }
     const o = await runSession(port, vector);
     result.sessions++;
     if (!o.ok) {
@@ -207,6 +236,7 @@ export async function shrinkCounterexample(o: ShrinkOptions): Promise<Counterexa
   let vector = compileSession(best, id, o.generator);
   vector = await dropSteps(o.port, vector, o.category, o.budget);
   vector = dropUnusedFiles(vector);
+  if (o.port.prepare !== undefined) vector = o.port.prepare(vector).vector;
   const final = await runSession(o.port, vector);
   const unsafe = final.ok ? final.unsafe : [];
   const first = unsafe.find((u) => u.category === o.category);
