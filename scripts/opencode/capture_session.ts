@@ -27,10 +27,10 @@
 // - `storage.txt`: the files under `$XDG_DATA_HOME/opencode` after the session, for the record.
 import { DatabaseSync } from "node:sqlite";
 import { join, relative } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { startMockChat } from "./mock_chat.ts";
 import { OPENCODE_VERSION, openCodeBinary, openCodeConfigHome } from "./opencode_bin.ts";
-import { PLUGIN_URL, startOpenCode } from "./opencode_server.ts";
+import { installedPlugin, PLUGIN_URL, startOpenCode } from "./opencode_server.ts";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
 const OUT = join(REPO, "tests/fixtures/opencode");
@@ -80,22 +80,11 @@ if (import.meta.main) {
   }
   await Deno.mkdir(home, { recursive: true });
   // `--plugin-rev REV`: the plugin as committed in REV (git archive into the temporary
-  // directory, this checkout's node_modules linked), not the working tree's
+  // directory, then `npm install --omit=peer` there), not the working tree's
   const at = Deno.args.indexOf("--plugin-rev");
-  let plugin = PLUGIN_URL;
-  if (at >= 0) {
-    const rev = Deno.args[at + 1];
-    const src = join(root, "plugin");
-    await Deno.mkdir(src);
-    const tar = await new Deno.Command("sh", {
-      args: ["-c", `git -C "${REPO}" archive "${rev}" src | tar -x -C "${src}"`],
-    }).output();
-    if (!tar.success) {
-      throw new Error(`git archive ${rev}: ${new TextDecoder().decode(tar.stderr)}`);
-    }
-    await Deno.symlink(join(REPO, "node_modules"), join(src, "node_modules"));
-    plugin = pathToFileURL(join(src, "src/adapters/opencode/plugin.ts")).href;
-  }
+  const plugin = at >= 0
+    ? await installedPlugin(join(root, "plugin"), Deno.args[at + 1])
+    : PLUGIN_URL;
   const mock = startMockChat();
   const server = await startOpenCode({
     bin: found.bin,

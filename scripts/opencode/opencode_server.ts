@@ -12,6 +12,42 @@ const REPO = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "")
 export const PLUGIN_URL: string = pathToFileURL(join(REPO, "src/adapters/opencode/plugin.ts"))
   .href;
 
+/**
+ * The plugin as an OpenCode user installs it (README: Use in OpenCode): this checkout's `src/`
+ * and `package.json` (the working tree's, or as committed in `rev`) in `dir`, then
+ * `npm install --omit=peer` there for zod and diff. Returns the plugin's `file://` URL. The
+ * checkout's own `node_modules` is not used: npm owns a checkout's `node_modules`, and the
+ * test suites' Deno configs write none there.
+ */
+export async function installedPlugin(dir: string, rev?: string): Promise<string> {
+  await Deno.mkdir(dir, { recursive: true });
+  const run = async (cmd: string, args: string[], cwd: string) => {
+    const out = await new Deno.Command(cmd, { args, cwd, stdout: "piped", stderr: "piped" })
+      .output();
+    if (!out.success) {
+      const td = new TextDecoder();
+      throw new Error(`${cmd} ${args.join(" ")}: ${td.decode(out.stdout)}${td.decode(out.stderr)}`);
+    }
+  };
+  if (rev === undefined) {
+    await run("cp", ["-R", join(REPO, "src"), join(REPO, "package.json"), dir], REPO);
+  } else {
+    await run("sh", [
+      "-c",
+      `git -C "${REPO}" archive "${rev}" src package.json | tar -x -C "${dir}"`,
+    ], REPO);
+  }
+  await run("npm", [
+    "install",
+    "--omit=peer",
+    "--no-package-lock",
+    "--no-audit",
+    "--no-fund",
+    "--prefer-offline",
+  ], dir);
+  return pathToFileURL(join(dir, "src/adapters/opencode/plugin.ts")).href;
+}
+
 const START_TIMEOUT_MS = 60_000;
 const REQUEST_TIMEOUT_MS = 60_000;
 
@@ -45,6 +81,8 @@ export interface StartOptions {
   mock: MockChat;
   /** Load the plugin of this checkout (default true). */
   plugin?: boolean;
+  /** Where to load it from (default {@linkcode PLUGIN_URL}; see {@linkcode installedPlugin}). */
+  pluginUrl?: string;
   /** More `opencode.json` settings (merged at the top level). */
   config?: Record<string, unknown>;
 }
@@ -57,7 +95,7 @@ export async function startOpenCode(o: StartOptions): Promise<OpenCodeServer> {
     small_model: "mock/mock-model",
     autoupdate: false,
     share: "disabled",
-    plugin: o.plugin === false ? [] : [PLUGIN_URL],
+    plugin: o.plugin === false ? [] : [o.pluginUrl ?? PLUGIN_URL],
     permission: { edit: "allow", bash: "allow", external_directory: "allow" },
     provider: {
       mock: {

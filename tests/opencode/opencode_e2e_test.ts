@@ -35,7 +35,7 @@ import {
   platformPackage,
 } from "../../scripts/opencode/opencode_bin.ts";
 import { type MockAnswer, startMockChat } from "../../scripts/opencode/mock_chat.ts";
-import { startOpenCode } from "../../scripts/opencode/opencode_server.ts";
+import { installedPlugin, startOpenCode } from "../../scripts/opencode/opencode_server.ts";
 import { decodeOpenCodeText, renderOpenCodeRead } from "../../src/adapters/opencode/baseline.ts";
 import { READ_DESCRIPTION_NOTE } from "../../src/adapters/opencode/plugin.ts";
 
@@ -98,6 +98,8 @@ Deno.test({
       home,
       configHome: openCodeConfigHome(),
       mock,
+      // the plugin as a user installs it: a copy of the checkout and `npm install --omit=peer`
+      pluginUrl: await installedPlugin(join(root, "checkout")),
       // pruning clears old tool outputs; it is off by default
       config: { compaction: { prune: true } },
     });
