@@ -107,3 +107,22 @@ Deno.test("answers use OpenCode's line count and keep the core's diff hunks", ()
   assert.equal(first.mode, "full");
   assert.equal(openCodeAnswerText(first, whole), undefined, "a first read keeps OpenCode's text");
 });
+
+Deno.test("no range diff whose range takes in pi's empty line after the final line break", () => {
+  // found by the oracle through the OpenCode port: line 31 of 46 removed, then lines 23 to the
+  // end read: pi's range diff of lines 23-46 adds pi's empty last line, a blank line OpenCode's
+  // model would believe in
+  const before =
+    Array.from({ length: 46 }, (_, i) => `a${i + 1} the quick brown fox jumps over the lazy dog`)
+      .join("\n") + "\n";
+  const now = before.replace("a31 the quick brown fox jumps over the lazy dog\n", "");
+  const toEnd = view(now, 23);
+  const d = decide(now, toEnd, undefined, before);
+  assert.equal(d.mode, "diff");
+  assert.equal(d.details.readcache!.rangeEnd, toEnd.end + 1, "pi's empty line is in the range");
+  assert.equal(openCodeAnswerText(d, toEnd), undefined);
+  // the whole-file diff of the same change is given (whole texts: pi's empty line is no line)
+  const whole = decide(now, view(now), undefined, before);
+  assert.equal(whole.mode, "diff");
+  assert.match(openCodeAnswerText(whole, view(now))!, /^\[readcache: 1 lines changed of 45\]\n/);
+});

@@ -13,7 +13,9 @@
  * ({@linkcode scopeMatchesView}), keeps OpenCode's own text for anchor modes
  * and writes the markers and diff headers with OpenCode's line count
  * ({@linkcode openCodeAnswerText}). The diff hunks are the core's: their line
- * numbers are the file's, the same in both models.
+ * numbers are the file's, the same in both models; a range diff whose range
+ * takes in pi's empty line after a final line break is not given (its hunks
+ * may add or remove that line, which OpenCode does not show).
  *
  * Specified by SPEC.md §7.3, §7.4, §8 (for OpenCode: docs/opencode-integration-notes.md).
  *
@@ -126,10 +128,16 @@ export function openCodeAnswerText(
       const m = /^\[readcache: (\d+) lines changed[^\n]*/.exec(decision.text);
       if (m === null) return undefined;
       const changed = Number(m[1]);
-      const header = decision.details.readcache?.scopeKey === FULL_SCOPE
-        ? diffHeader(changed, total)
-        : rangeDiffHeader(changed, view.start, view.end, total);
-      return header + decision.text.slice(m[0].length);
+      const meta = decision.details.readcache;
+      if (meta?.scopeKey === FULL_SCOPE) {
+        return diffHeader(changed, total) + decision.text.slice(m[0].length);
+      }
+      // a range diff compares the lines of the range as pi counts them: when the range takes in
+      // pi's empty line after a final line break, its hunks can add or remove that line, which is
+      // no line in OpenCode's view (the model would believe in a blank last line): no range diff
+      if (meta?.rangeEnd !== view.end) return undefined;
+      return rangeDiffHeader(changed, view.start, view.end, total) +
+        decision.text.slice(m[0].length);
     }
     default:
       return undefined;
