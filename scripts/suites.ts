@@ -5,7 +5,7 @@
 //   diff, fast-check; never pi);
 // - pi: everything that needs pi itself (the adapter's tests against pi's own code, the pi port,
 //   the end-to-end test in a real pi, the oracle, the hostile-machine tests, the bench), with
-//   deno.pi.json; every file of it lives in a `pi/` folder.
+//   pi-suite/deno.json; every file of it lives in a `pi/` folder.
 //
 // `test` runs both suites even when the first fails and ends with one summary line for both,
 // `ok | N passed | N failed` (what CI counts). `check` type-checks both.
@@ -82,7 +82,7 @@ if (mode === "check") {
   const pi = await run([
     "check",
     "--config",
-    "deno.pi.json",
+    "pi-suite/deno.json",
     ...tests.pi,
     ...scripts.pi,
     ...bench.pi,
@@ -108,7 +108,7 @@ const suites: [string, string[]][] = [
     "-A",
     "--no-check=remote",
     "--config",
-    "deno.pi.json",
+    "pi-suite/deno.json",
     ...tests.pi.filter((f) => f.endsWith("_test.ts")),
   ]],
   // the OpenCode plugin against the real opencode binary (npm-installed into .scratch/opencode/)

@@ -53,7 +53,7 @@ function runs(cmd: string, args: string[] = ["--version"]): boolean {
 
 /** The jiti CLI installed with pi (how pi loads TypeScript under Node), if any. */
 function jitiCli(): string | undefined {
-  const dir = new URL("../../node_modules/.deno/", import.meta.url).pathname;
+  const dir = new URL("../../pi-suite/node_modules/.deno/", import.meta.url).pathname;
   try {
     for (const entry of readdirSync(dir).sort().reverse()) {
       const cli = join(dir, entry, "node_modules", "jiti", "lib", "jiti-cli.mjs");

@@ -1,5 +1,6 @@
 // The pi package installs in either order on a fresh copy of the repository (README: Use in pi):
-// Deno tasks first, then `npm install --omit=peer`; or npm first, then Deno tasks. In both, Node (through jiti, as pi loads extensions) imports the extension with its
+// Deno tasks first (the demo, and the pi suite's install that `deno task test` runs), then
+// `npm install --omit=peer`; or npm first, then Deno tasks. In both, Node (through jiti, as pi loads extensions) imports the extension with its
 // runtime dependencies (zod, diff) resolved from the checkout.
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
@@ -10,7 +11,7 @@ import { fileURLToPath } from "node:url";
 const repo = fileURLToPath(new URL("../..", import.meta.url));
 
 function jitiCli(): string {
-  const dir = join(repo, "node_modules", ".deno");
+  const dir = join(repo, "pi-suite", "node_modules", ".deno");
   const entry = readdirSync(dir).find((e) => e.startsWith("jiti@"));
   assert.ok(entry, "jiti comes with pi in the pi suite's node_modules");
   return join(dir, entry, "node_modules", "jiti", "lib", "jiti-cli.mjs");
@@ -54,7 +55,7 @@ async function loadLikePi(copy: string): Promise<void> {
 const ordered = (name: string, fn: (copy: string) => Promise<void>) =>
   Deno.test({
     name,
-    ignore: !existsSync(join(repo, "node_modules", ".deno")),
+    ignore: !existsSync(join(repo, "pi-suite", "node_modules", ".deno")),
     fn: async () => {
       const copy = await freshCopy();
       try {
@@ -67,8 +68,12 @@ const ordered = (name: string, fn: (copy: string) => Promise<void>) =>
 
 ordered("Deno tasks first, then npm install, then pi loads the checkout", async (copy) => {
   await sh(Deno.execPath(), ["task", "demo"], copy);
-  // the core's Deno config writes no node_modules, so npm owns it (README: Dependencies)
-  assert.ok(!existsSync(join(copy, "node_modules")), "deno task demo writes no node_modules");
+  // what `deno task test` installs for the pi suite (CI's step), into pi-suite/node_modules
+  await sh(Deno.execPath(), ["install", "--frozen", "--config", "pi-suite/deno.json"], copy);
+  assert.ok(existsSync(join(copy, "pi-suite", "node_modules", "@mariozechner")), "pi installed");
+  // the core's Deno config writes no node_modules and the pi suite's lives in pi-suite/, so npm
+  // owns the checkout's node_modules (README: Dependencies)
+  assert.ok(!existsSync(join(copy, "node_modules")), "the Deno tasks write no node_modules");
   await sh("npm", ["install", "--omit=peer", "--no-package-lock", "--no-audit", "--no-fund"], copy);
   await sh(Deno.execPath(), ["task", "demo"], copy);
   await loadLikePi(copy);

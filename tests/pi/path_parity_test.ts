@@ -14,7 +14,7 @@ import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { canonicalPathKey, resolveReadPath } from "../../rules.ts";
 // pi does not export its path utils from the package entry; load the file.
-import * as pi from "../../node_modules/@mariozechner/pi-coding-agent/dist/core/tools/path-utils.js";
+import * as pi from "../../pi-suite/node_modules/@mariozechner/pi-coding-agent/dist/core/tools/path-utils.js";
 
 const piResolve = (pi as { resolveReadPath(path: string, cwd: string): string }).resolveReadPath;
 

@@ -26,7 +26,7 @@ import {
 } from "../../src/conformance/vector_schema.ts";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
-const PI_CLI = join(REPO, "node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
+const PI_CLI = join(REPO, "pi-suite/node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
 const TREE_FIXTURE = join(REPO, "tests/pi/fixtures/pi_tree_command.ts");
 const VECTOR_FILE = join(REPO, "vectors/scenario/pi-e2e-session.json");
 
@@ -538,7 +538,14 @@ Deno.test("pi rpc e2e: pi-e2e-session vector in a real pi process", async (): Pr
         ...["-e", REPO, "-e", TREE_FIXTURE],
       ],
       work,
-      { PI_CODING_AGENT_DIR: agent, PI_OFFLINE: "1", PI_TELEMETRY: "0" },
+      // the extension's zod and diff: a checkout holds them after `npm install`; here, the pi
+      // suite's own node_modules (pi-suite/, kept apart so npm and Deno share the checkout)
+      {
+        PI_CODING_AGENT_DIR: agent,
+        PI_OFFLINE: "1",
+        PI_TELEMETRY: "0",
+        NODE_PATH: join(REPO, "pi-suite", "node_modules"),
+      },
       deadline,
     );
 

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const repo = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
-const PI_CLI = join(repo, "node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
+const PI_CLI = join(repo, "pi-suite/node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
 
 Deno.test('README: pi install "$PWD" installs the checkout', async () => {
   assert.ok(readFileSync(join(repo, "README.md"), "utf8").includes('pi install "$PWD"'));
