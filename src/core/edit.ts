@@ -347,8 +347,13 @@ export function planEditMeta(input: {
   const view = linesInView(pieces, contents);
   // where the model's whole view could hold each replacement's text (SPEC §5.9 rule 3: once)
   const places = input.edits.map((e) => placesInView(view, toLF(e.oldText)));
-  if (belief !== undefined && places.some((p) => p.count !== 1)) {
-    return unlocated(input, Math.min(...places.map((p) => p.earliest)));
+  // lines the model holds as a content that cannot be loaded could hold the text too: no count
+  // can be trusted, and the text could begin at the first of them
+  const unseen = Math.min(
+    ...pieces.filter((p) => contents.get(p.hash) === undefined).map((p) => p.start),
+  );
+  if (belief !== undefined && (Number.isFinite(unseen) || places.some((p) => p.count !== 1))) {
+    return unlocated(input, Math.min(unseen, ...places.map((p) => p.earliest)));
   }
   if (belief === undefined) {
     // no belief; but the lines before the earliest place the model's view could hold a

@@ -293,6 +293,14 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     replace: "  const held = true || meta.held.every((h) =>",
   },
   {
+    name: "edit-count-skips-unloadable",
+    rule: "SPEC §5.9(3): a content the model holds that cannot be loaded could hold the text",
+    file: "src/core/edit.ts",
+    find:
+      "  if (belief !== undefined && (Number.isFinite(unseen) || places.some((p) => p.count !== 1))) {",
+    replace: "  if (belief !== undefined && places.some((p) => p.count !== 1)) {",
+  },
+  {
     name: "edit-held-only-as-base",
     rule: "SPEC §5.9(3): lines held as another content whose lines are the base's are held",
     file: "src/core/edit.ts",
