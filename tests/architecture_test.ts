@@ -36,7 +36,8 @@ const ALLOWED: Record<string, { layers: string[]; external: RegExp }> = {
   shell: { layers: ["core", "store", "shell"], external: /^node:/ },
   adapters: {
     layers: ["core", "store", "shell", "adapters"],
-    external: /^(node:.*|@mariozechner\/pi-coding-agent)$/,
+    // zod: OpenCode's plugin tools declare their arguments as zod schemas
+    external: /^(node:.*|zod|@mariozechner\/pi-coding-agent)$/,
   },
   conformance: {
     layers: ["core", "store", "shell", "conformance"],

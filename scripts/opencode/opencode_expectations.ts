@@ -39,7 +39,9 @@
  * - `path-syntax`: a path uses pi's own syntax (`@…`, `~…`, `path:N-M`);
  * - `line-args`: a read's `offset` or `limit` is not a positive integer
  *   (pi's validation, SPEC §4.2; OpenCode reads 0 as 1 and has its own);
- * - `refresh`: it refreshes (`invalidate`): the plugin has no refresh tool;
+ * - `truncation`: a read pi cuts at 2,000 lines that OpenCode, asked for more
+ *   lines with `limit`, shows in full: the plugin caches only a window both
+ *   show alike;
  * - `tree`: it moves to a label that is not on the session's message list
  *   (another branch, or messages a revert deleted, or another session);
  *   OpenCode has no tree, only revert;
@@ -97,7 +99,7 @@ export const PROJECT_DIR = "/project";
  * @example
  * ```ts
  * import { NOT_APPLICABLE } from "./opencode_expectations.ts";
- * NOT_APPLICABLE.refresh; // "refreshes (invalidate): the OpenCode plugin has no refresh tool"
+ * NOT_APPLICABLE.tree; // "moves to a point off the session's message list; OpenCode has revert, not a tree"
  * ```
  */
 export const NOT_APPLICABLE = {
@@ -105,7 +107,8 @@ export const NOT_APPLICABLE = {
     "a path in pi's own syntax (@..., ~..., path:N-M); OpenCode takes filePath as a path",
   "line-args":
     "a read offset or limit that is not a positive integer (pi's own validation, SPEC §4.2)",
-  refresh: "refreshes (invalidate): the OpenCode plugin has no refresh tool",
+  truncation:
+    "a read pi cuts at 2,000 lines that OpenCode, asked for more with limit, shows in full: the plugin caches only a window both show alike",
   tree: "moves to a point off the session's message list; OpenCode has revert, not a tree",
   partial: "expects a partial answer (SPEC §8.4): the OpenCode plugin gives none",
   "line-model":
@@ -123,7 +126,7 @@ export const NOT_APPLICABLE = {
  * @example
  * ```ts
  * import type { NotApplicableReason } from "./opencode_expectations.ts";
- * const r: NotApplicableReason = "refresh";
+ * const r: NotApplicableReason = "tree";
  * ```
  */
 export type NotApplicableReason = keyof typeof NOT_APPLICABLE;
@@ -136,7 +139,7 @@ export type NotApplicableReason = keyof typeof NOT_APPLICABLE;
  * @example
  * ```ts
  * import type { OpenCodeVector } from "./opencode_expectations.ts";
- * const v: OpenCodeVector = { applies: false, reasons: { refresh: [3] } };
+ * const v: OpenCodeVector = { applies: false, reasons: { tree: [3] } };
  * ```
  */
 export type OpenCodeVector =
@@ -258,6 +261,10 @@ export function openCodeVector(vector: Scenario): OpenCodeVector {
         const bytes = fs.files.get(key);
         const why = bytes === undefined ? undefined : contentReason(fs.abs(s.path), bytes);
         if (why !== undefined) no(why, i);
+        if (bytes !== undefined && s.limit !== undefined && s.limit > 2000) {
+          const window = splitOpenCodeLines(LOSSY_UTF8.decode(bytes)).length - (s.offset ?? 1) + 1;
+          if (Math.min(s.limit, window) > 2000) no("truncation", i);
+        }
         const expect = translate(s, bytes, i, no);
         steps.push({ ...s, expect });
         return;
@@ -313,7 +320,9 @@ export function openCodeVector(vector: Scenario): OpenCodeVector {
         visible = line.length;
         break;
       case "invalidate":
-        no("refresh", i);
+        // the plugin's readcache_refresh: a tool call in an assistant message of its own
+        if (pathSyntax(s.path) || /:\d+(-\d+)?$/.test(s.path)) no("path-syntax", i);
+        append();
         break;
       default:
         fs.apply(s);

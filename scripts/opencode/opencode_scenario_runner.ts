@@ -36,7 +36,8 @@
  *   directory (its in-memory state is gone, the stored bases stay);
  * - `storeFault`: deletes or corrupts the plugin's stored object
  *   (`<cwd>/.opencode/readcache`) of the content last served for the path;
- * - `invalidate` (refresh): does not apply (the plugin has no refresh tool).
+ * - `invalidate` (refresh): the plugin's `readcache_refresh` tool, in an assistant message of its
+ *   own.
  *
  * Steps that do not apply throw {@linkcode NotApplicableStep}; the port runs
  * only vectors its applicability rule accepts (opencode_expectations.ts), so
@@ -321,8 +322,44 @@ export async function runScenarioOnOpenCode(
       case "restart":
         hooks = await start();
         return;
-      case "invalidate":
-        throw new NotApplicableStep(index, "refresh (the plugin has no refresh tool)");
+      case "invalidate": {
+        // the plugin's readcache_refresh, called by the model in an assistant message of its own
+        const args: Record<string, unknown> = { filePath: s.path };
+        if (s.offset !== undefined) args.offset = s.offset;
+        if (s.limit !== undefined) args.limit = s.limit;
+        const message = store.assistantMessage(session.id);
+        const part = store.toolPart(message.info.id, "readcache_refresh", args);
+        store.run(part);
+        const tool = hooks.tool?.readcache_refresh;
+        if (tool === undefined) {
+          throw new Error(`step ${index}: the plugin has no readcache_refresh`);
+        }
+        await hooks["tool.execute.before"]?.(
+          { tool: "readcache_refresh", sessionID: session.id, callID: part.callID },
+          { args },
+        );
+        let r: Awaited<ReturnType<typeof tool.execute>>;
+        try {
+          r = await tool.execute(args, {
+            sessionID: session.id,
+            messageID: message.info.id,
+            callID: part.callID,
+          });
+        } catch (e) {
+          // a failed refresh (a range of a missing file) is an error result; nothing else
+          store.fail(part, e instanceof Error ? e.message : String(e));
+          return;
+        }
+        const out: ToolAfterOutput = typeof r === "string"
+          ? { title: "", output: r, metadata: {} }
+          : { title: r.title ?? "", output: r.output, metadata: r.metadata ?? {} };
+        await hooks["tool.execute.after"]?.(
+          { tool: "readcache_refresh", sessionID: session.id, callID: part.callID, args },
+          out,
+        );
+        store.complete(part, out.output, out.metadata, out.title);
+        return;
+      }
       case "storeFault": {
         const key = openCodeReadCall({ filePath: s.path }, cwd)?.pathKey;
         const hash = key === undefined ? undefined : lastServed.get(key);

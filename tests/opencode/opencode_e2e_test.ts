@@ -8,7 +8,8 @@
 //
 //   read (OpenCode's own output, byte for byte) -> read again (unchanged) -> a range (unchanged)
 //   -> OpenCode's edit (its result carries the model's belief) -> read (unchanged) -> two reads in one
-//   message -> a change by another process (a diff) -> OpenCode's write, then read (unchanged)
+//   message -> the plugin's readcache_refresh, read (whole file), read (unchanged) -> a change by
+//   another process (a diff) -> OpenCode's write, then read (unchanged)
 //   -> compaction, read (whole file) -> read b, revert it, read b (whole file) and a (unchanged)
 //   -> six 50 KB reads, two more turns, OpenCode prunes the old outputs: a pruned read no longer
 //   counts (whole file), a kept one does (unchanged), an "unchanged" chain whose anchor was pruned
@@ -248,6 +249,26 @@ Deno.test({
       const r5 = await turn([read("a.txt"), read("a.txt")]);
       check(r5.parts[0], ["unchanged", "full"]);
       check(r5.parts[1], "unchanged", "[readcache: unchanged, 30 lines]");
+
+      // 3b. the plugin's own tool readcache_refresh (its zod args and stored metadata in a real
+      //     OpenCode): the next read is the whole file, the one after it unchanged again
+      const refreshTool = mock.requests.flatMap((r) => r.tools ?? [])
+        .find((t) => t.function?.name === "readcache_refresh");
+      assert.ok(refreshTool, "the model is offered readcache_refresh");
+      const rf = await turn([{ name: "readcache_refresh", args: { filePath: "a.txt" } }]);
+      assert.equal(rf.parts[0].state.status, "completed", JSON.stringify(rf.parts[0].state));
+      assert.equal(
+        rf.parts[0].state.output,
+        "Refreshed a.txt: the next read returns its full content.",
+      );
+      assert.equal(
+        (rf.parts[0].state.metadata as { readcache?: { kind?: string } }).readcache?.kind,
+        "invalidate",
+      );
+      const r5b = await turn([read("a.txt")]);
+      check(r5b.parts[0], "full", await openCodeText("a.txt"), "(after refresh)");
+      const r5c = await turn([read("a.txt")]);
+      check(r5c.parts[0], "unchanged", "[readcache: unchanged, 30 lines]");
 
       // 4. another process changes a line: a diff against what the model holds
       await put(

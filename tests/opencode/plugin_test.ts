@@ -67,7 +67,17 @@ class FakeOpenCode {
   }
 
   /** OpenCode's own result of a call, run now. */
-  async run(call: Call): Promise<ToolAfterOutput> {
+  async run(call: Call, callID = ""): Promise<ToolAfterOutput> {
+    if (call.tool === "readcache_refresh") {
+      const r = await this.hooks.tool!.readcache_refresh.execute(call.args, {
+        sessionID: "ses_1",
+        messageID: this.messages.at(-1)!.info.id,
+        callID,
+      });
+      return typeof r === "string"
+        ? { title: "", output: r, metadata: {} }
+        : { title: r.title ?? "", output: r.output, metadata: r.metadata ?? {} };
+    }
     const file = String(call.args.filePath);
     const path = isAbsolute(file) ? file : join(this.dir, file);
     if (call.tool === "write") {
@@ -130,7 +140,7 @@ class FakeOpenCode {
     for (const i of order) {
       let out: ToolAfterOutput;
       try {
-        out = await this.run(calls[i]);
+        out = await this.run(calls[i], parts[i].callID);
       } catch (e) {
         // a tool that throws: OpenCode stores the error and calls no after hook
         parts[i].state = { status: "error", input: calls[i].args, output: String(e) };
@@ -333,4 +343,37 @@ Deno.test("edits without a belief leave the file unknown: replaceAll, never read
     await oc.step([edit("a.txt", "no such text", "x")]); // fails: OpenCode stores an error
     const [r2] = await oc.step([read("a.txt")]);
     assert.match(r2.output, /^<path>/, "a failed edit leaves the file unknown");
+  }));
+
+const refresh = (filePath: string, extra: Record<string, unknown> = {}): Call => ({
+  tool: "readcache_refresh",
+  args: { filePath, ...extra },
+});
+
+Deno.test("readcache_refresh: the next read of the refreshed lines is in full", () =>
+  withHost(async (oc) => {
+    assert.ok(oc.hooks.tool?.readcache_refresh.description.includes("full content"));
+    await oc.step([read("a.txt")]);
+    const [r] = await oc.step([refresh("a.txt")]);
+    assert.equal(r.output, "Refreshed a.txt: the next read returns its full content.");
+    assert.deepEqual(
+      [(metaOf(r) as { kind: string }).kind, (metaOf(r) as { scopeKey: string }).scopeKey],
+      ["invalidate", "full"],
+    );
+    const [again] = await oc.step([read("a.txt")]);
+    assert.match(again.output, /^<path>/, "the whole file again");
+    const [third] = await oc.step([read("a.txt")]);
+    assert.equal(third.output, "[readcache: unchanged, 3 lines]", "and trusted again after it");
+    // a range: the lines a read with that offset and limit showed
+    await oc.step([read("a.txt", { offset: 2, limit: 1 })]);
+    const [rr] = await oc.step([refresh("a.txt", { offset: 2, limit: 1 })]);
+    assert.equal(
+      rr.output,
+      "Refreshed lines 2-2 of a.txt: the next read of them returns their full content.",
+    );
+    const [line2] = await oc.step([read("a.txt", { offset: 2, limit: 1 })]);
+    assert.match(line2.output, /^<path>/);
+    // in the same message as a read of the file: that read is in full too
+    const [, same] = await oc.step([refresh("a.txt"), read("a.txt")]);
+    assert.match(same.output, /^<path>/);
   }));

@@ -73,19 +73,16 @@ Deno.test("vectors that do not apply name a documented reason and the steps that
       for (const i of steps!) assert.ok(i >= 0 && i < v.steps.length, `${v.id}: step ${i}`);
     }
   }
-  // the rule looks at content, not at ids: a refresh anywhere makes a vector not apply
-  const refresh = openCodeVector({
+  // the rule looks at content, not at ids: a read pi cuts at 2,000 lines never applies
+  const long = Array.from({ length: 2500 }, (_, i) => `row ${i + 1}\n`).join("");
+  const cut = openCodeVector({
     id: "t",
     title: "t",
-    refs: ["§11.2"],
-    files: { "a.txt": "a\n" },
-    steps: [{ op: "invalidate", path: "a.txt" }, {
-      op: "read",
-      path: "a.txt",
-      expect: { mode: "full" },
-    }],
+    refs: ["§4.3"],
+    files: { "a.txt": long },
+    steps: [{ op: "read", path: "a.txt", offset: 2, limit: 3000, expect: { mode: "full" } }],
   });
-  assert.deepEqual(refresh, { applies: false, reasons: { refresh: [0] } });
+  assert.deepEqual(cut, { applies: false, reasons: { truncation: [0] } });
 });
 
 Deno.test("expectations are rewritten into OpenCode's text", () => {

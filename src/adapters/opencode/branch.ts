@@ -37,6 +37,8 @@
  *   again. A `patch`
  *   part (files OpenCode's snapshot saw change during the step, e.g. through
  *   `bash`) makes each file no call of that message targets unknown too.
+ * - **Refresh**: a completed `readcache_refresh` part (the plugin's tool)
+ *   with `state.metadata.readcache` is an invalidation (SPEC §5.3, §11.2).
  * - **In flight**: the message that holds the current call (`currentCallId`)
  *   ends the branch after its own `other` entry; the results of its calls are
  *   the in-flight overlay (SPEC §6.3), which the adapter keeps itself, so the
@@ -435,6 +437,13 @@ export class OpenCodeBranchConverter {
           bytes: proof.bytes,
         });
         return;
+      }
+    }
+    if (tool === "readcache_refresh" && status === "completed") {
+      // the plugin's refresh (SPEC §11.2): its invalidation, even when OpenCode pruned the output
+      const inv = record(state?.metadata).readcache;
+      if (inv !== undefined) {
+        push({ id: `${id}~refresh`, parentId: null, kind: "invalidate", data: inv });
       }
     }
     if (OPENCODE_FILE_TOOLS.has(tool)) {

@@ -33,9 +33,11 @@
  *
  * @module
  */
+import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { env } from "node:process";
+import { z } from "zod";
 import {
   decidePlan,
   type DecisionConfig,
@@ -44,7 +46,9 @@ import {
   planRead,
 } from "../../core/decision.ts";
 import { BranchKnowledge, type InFlightRead } from "../../core/knowledge.ts";
-import type { ReadCacheMetaV1, ReadMode } from "../../core/meta.ts";
+import type { ReadCacheInvalidationV1, ReadCacheMetaV1, ReadMode } from "../../core/meta.ts";
+import { countLines } from "../../core/range.ts";
+import { invalidationRecord, invalidationScope } from "../../core/refresh.ts";
 import {
   MemoryObjectStore,
   type ObjectStore,
@@ -168,6 +172,44 @@ export interface ToolAfterOutput {
 }
 
 /**
+ * A tool a plugin adds (OpenCode's `ToolDefinition`: zod `args`, an `execute`
+ * that returns the text for the model, or it with a title and metadata that
+ * OpenCode stores with the part).
+ *
+ * @example
+ * ```ts
+ * import type { OpenCodeToolLike } from "@readcache/core/opencode";
+ * const t: OpenCodeToolLike = { description: "d", args: {}, execute: () => Promise.resolve("ok") };
+ * ```
+ */
+export interface OpenCodeToolLike {
+  /** What the model is told the tool does. */
+  description: string;
+  /** Its parameters, as zod schemas by name. */
+  args: Record<string, unknown>;
+  /** Runs it; `context` is OpenCode's `ToolContext` (its `sessionID` and `messageID` are used). */
+  execute(
+    args: Record<string, unknown>,
+    context: { sessionID: string; messageID: string; callID?: string },
+  ): Promise<string | { title?: string; output: string; metadata?: Record<string, unknown> }>;
+}
+
+/**
+ * What `readcache_refresh` tells the model it does.
+ *
+ * @example
+ * ```ts
+ * import { REFRESH_DESCRIPTION } from "@readcache/core/opencode";
+ * REFRESH_DESCRIPTION.includes("read"); // true
+ * ```
+ */
+export const REFRESH_DESCRIPTION: string =
+  "Forget what the read cache knows you were shown of a file (or of a line range of it, as a " +
+  "read with that offset and limit showed it): the next read of those lines returns their full " +
+  "content instead of an '[readcache: unchanged ...]' note or a diff. Use it when you no longer " +
+  "trust your earlier view of the file.";
+
+/**
  * The hooks the plugin returns (a subset of OpenCode's `Hooks`).
  *
  * @example
@@ -184,6 +226,8 @@ export interface ReadcacheHooks {
   ) => Promise<void>;
   /** After a tool ran: caches `read` results, records the belief of an `edit`. */
   "tool.execute.after"?: (input: ToolAfterInput, output: ToolAfterOutput) => Promise<void>;
+  /** Tools the plugin adds: `readcache_refresh` (SPEC §11.2, §11.8). */
+  tool?: Record<string, OpenCodeToolLike>;
   /** Before tools are sent to the model: explains the markers in `read`'s description. */
   "tool.definition"?: (
     input: { toolID: string },
@@ -236,6 +280,8 @@ interface SessionState {
   convert: OpenCodeBranchConverter;
   /** Beliefs of `edit` calls worked out before they ran, by call id (SPEC §5.9). */
   edits: Map<string, ReadCacheEditMetaV1>;
+  /** Files refreshed by a call of the message in flight: their reads in it are served in full. */
+  refreshed: Set<string>;
   /** The message whose tool calls are in flight, and the reads served for it, in serve order. */
   messageId?: string;
   served: Served[];
@@ -288,11 +334,12 @@ function readcacheHooks(
       : [volatileStore];
   const sessions = new Map<string, SessionState>();
   let queue: Promise<unknown> = Promise.resolve();
-  const serialized = (task: () => Promise<void>): Promise<void> => {
+  const serializedResult = <T>(task: () => Promise<T>): Promise<T> => {
     const run = queue.then(task, task);
     queue = run.catch(() => undefined);
     return run;
   };
+  const serialized = (task: () => Promise<void>): Promise<void> => serializedResult(task);
 
   const branchOf = async (
     sessionID: string,
@@ -315,7 +362,12 @@ function readcacheHooks(
   const sessionState = (sessionID: string): SessionState => {
     let state = sessions.get(sessionID);
     if (state === undefined) {
-      state = { convert: new OpenCodeBranchConverter(), served: [], edits: new Map() };
+      state = {
+        convert: new OpenCodeBranchConverter(),
+        served: [],
+        edits: new Map(),
+        refreshed: new Set(),
+      };
       sessions.set(sessionID, state);
       // the least recently started sessions go first; only a session with calls running
       // right now needs its state (the reads served for its current message)
@@ -335,6 +387,7 @@ function readcacheHooks(
       st.messageId = branch.current.messageId;
       st.served = [];
       st.edits.clear();
+      st.refreshed.clear();
     }
     return branch;
   };
@@ -374,6 +427,42 @@ function readcacheHooks(
       { cwd: directory, home: homedir(), store, volatileStore, config: options.config },
     );
     if (meta !== undefined && meta.pathKey === target.pathKey) st.edits.set(call.callID, meta);
+  };
+
+  /**
+   * `readcache_refresh` (SPEC §11.2 as for pi): the invalidation of the file, or of the lines a
+   * read with that offset and limit showed on this branch (else the lines such a read would show
+   * now); stored as the part's `metadata.readcache`, where replay finds it.
+   */
+  const refresh = async (
+    args: Record<string, unknown>,
+    context: { sessionID: string; messageID: string; callID?: string },
+  ): Promise<
+    { title: string; output: string; metadata: { readcache: ReadCacheInvalidationV1 } }
+  > => {
+    const call = openCodeReadCall(args, directory);
+    if (call === undefined) throw new Error("readcache_refresh needs a filePath");
+    const st = sessionState(context.sessionID);
+    const branch = await currentBranch(context.sessionID, st, context.callID ?? "");
+    const knowledge = branch === undefined ? undefined : knowledgeOf(branch, st);
+    const ranged = call.offset !== undefined || call.limit !== undefined;
+    const shown = ranged ? knowledge?.shownScope(call.pathKey, call.offset, call.limit) : undefined;
+    const scope = shown ?? invalidationScope(
+      ranged ? call.offset ?? 1 : undefined,
+      call.limit,
+      ranged && existsSync(call.name) ? countLines(readFileSync(call.name, "utf8")) : undefined,
+    );
+    const inv = invalidationRecord(call.pathKey, scope, Date.now());
+    st.refreshed.add(call.pathKey);
+    const output = scope === "full"
+      ? `Refreshed ${args.filePath}: the next read returns its full content.`
+      : `Refreshed lines ${scope.slice(2).replace(":", "-")} of ${args.filePath}: the next read ` +
+        "of them returns their full content.";
+    return {
+      title: `refresh ${args.filePath}`,
+      output,
+      metadata: { readcache: inv },
+    };
   };
 
   const serve = async (call: ToolAfterInput, output: ToolAfterOutput): Promise<void> => {
@@ -424,7 +513,7 @@ function readcacheHooks(
       ...coreRequest(view, limit),
       bytes: read.bytes,
       knowledge: knowledge.file(readCall.pathKey, readCall.name),
-      bypass: args.bypass_cache === true || servedLater ||
+      bypass: args.bypass_cache === true || servedLater || st.refreshed.has(readCall.pathKey) ||
         writeInFlight(readCall, knowledge.pendingChanges()),
       config: options.config,
     });
@@ -464,6 +553,21 @@ function readcacheHooks(
   };
 
   return {
+    tool: {
+      readcache_refresh: {
+        description: REFRESH_DESCRIPTION,
+        args: {
+          filePath: z.string().describe("The path of the file, as for read"),
+          offset: z.number().int().min(1).optional().describe(
+            "First line of the range to refresh, as for read",
+          ),
+          limit: z.number().int().min(1).optional().describe(
+            "Number of lines of the range, as for read",
+          ),
+        },
+        execute: (args, context) => serializedResult(() => refresh(args, context)),
+      },
+    },
     "tool.execute.before": (call, output) => {
       if (call.tool !== "edit") return Promise.resolve();
       // no belief when anything goes wrong: the edit's file becomes unknown (SPEC §5.9)
