@@ -275,8 +275,8 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     name: "edit-text-once-in-base-only",
     rule: "SPEC §5.9(3): the edit's text must be once in everything the model holds, any content",
     file: "src/core/edit.ts",
-    find: "  if (belief !== undefined && places.some((p) => p.count !== 1)) {",
-    replace: "  if (belief !== undefined && places.some((p) => p.count === 0)) {",
+    find: "(Number.isFinite(unseen) || places.some((p) => p.count !== 1)))",
+    replace: "(Number.isFinite(unseen) || places.some((p) => p.count === 0)))",
   },
   {
     name: "edit-unlocated-makes-all-unknown",
