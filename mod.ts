@@ -8,8 +8,8 @@
  * the store choice. The rules are in `@readcache/core/rules`, branch replay in
  * `@readcache/core/replay`, the building blocks of a host adapter in
  * `@readcache/core/service`, the pi extension in `@readcache/core/pi`, the
- * on-disk store in `@readcache/core/fs`, and the porter's kit in
- * `@readcache/core/conformance`.
+ * OpenCode plugin in `@readcache/core/opencode`, the on-disk store in
+ * `@readcache/core/fs`, and the porter's kit in `@readcache/core/conformance`.
  *
  * @example
  * ```ts
