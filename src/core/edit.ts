@@ -344,16 +344,39 @@ export function planEditMeta(input: {
   const pieces = agreeingViews(input.keyViews, input.nameViews);
   const heldBy = heldByText(input.base.hash, baseLines, pieces, contents);
   const held = joinStretches(heldBy);
-  const view = linesInView(pieces, contents);
-  // where the model's whole view could hold each replacement's text (SPEC §5.9 rule 3: once)
-  const places = input.edits.map((e) => placesInView(view, toLF(e.oldText)));
+  // everything the model may hold: its newest views under the identity and, apart, under the
+  // name it used (a file it also knows by another name, or changed through one, can differ)
+  const keyAll = newestViewsOf(input.keyViews, 1, TO_END);
+  const nameAll = newestViewsOf(input.nameViews, 1, TO_END);
+  const keyPieces = knownViews(keyAll);
+  const namePieces = knownViews(nameAll);
+  const views = [linesInView(keyPieces, contents), linesInView(namePieces, contents)];
+  // where the model's view could hold each replacement's text (SPEC §5.9 rule 3: once, and the
+  // same place under both)
+  const places = input.edits.map((e) => {
+    const [a, b] = views.map((v) => placesInView(v, toLF(e.oldText)));
+    const once = a.count === 1 && b.count === 1 && a.at === b.at;
+    return {
+      count: once ? 1 : a.count + b.count === 0 ? 0 : 2,
+      earliest: Math.min(a.earliest, b.earliest),
+    };
+  });
   // lines the model holds as a content that cannot be loaded could hold the text too: no count
   // can be trusted, and the text could begin at the first of them
   const unseen = Math.min(
-    ...pieces.filter((p) => contents.get(p.hash) === undefined).map((p) => p.start),
+    ...[...keyPieces, ...namePieces].filter((p) => contents.get(p.hash) === undefined)
+      .map((p) => p.start),
   );
   if (belief !== undefined && (Number.isFinite(unseen) || places.some((p) => p.count !== 1))) {
     return unlocated(input, Math.min(unseen, ...places.map((p) => p.earliest)));
+  }
+  // SPEC §5.9 rule 2 over everything the model holds: lines it holds as another content with
+  // other line endings leave it unsure which endings its new lines get
+  if (
+    belief !== undefined &&
+    !endingsAgree(input.base.hash, baseLines, [...keyPieces, ...namePieces], views)
+  ) {
+    return unlocated(input, belief.touched[0].start);
   }
   if (belief === undefined) {
     // no belief; but the lines before the earliest place the model's view could hold a
@@ -483,6 +506,31 @@ function heldByText(
   return out;
 }
 
+/**
+ * True when the lines the model holds end like the base's: none with a CR
+ * for an LF base; for a CRLF base, only the base's own lines.
+ */
+function endingsAgree(
+  baseHash: string,
+  base: readonly string[],
+  pieces: readonly HeldPiece[],
+  views: readonly ReadonlyMap<number, string>[],
+): boolean {
+  if (!base.some((l) => l.includes("\r"))) {
+    return !views.some((v) => [...v.values()].some((l) => l.includes("\r")));
+  }
+  return pieces.every((p) => p.hash === baseHash);
+}
+
+/** The stretches of newest views (SPEC §5.5) with a content hash. */
+function knownViews(
+  pieces: readonly { start: number; end: number; hash: string | null }[],
+): HeldPiece[] {
+  return pieces.flatMap((v) =>
+    v.hash === null ? [] : [{ start: v.start, end: v.end, hash: v.hash }]
+  );
+}
+
 /** Held pieces as position stretches, touching ones joined. */
 function joinStretches(pieces: readonly HeldPiece[]): [number, number][] {
   const out: [number, number][] = [];
@@ -518,26 +566,35 @@ function linesInView(
 function placesInView(
   view: ReadonlyMap<number, string>,
   old: string,
-): { count: number; earliest: number } {
+): { count: number; earliest: number; at: number } {
   const lineText = (n: number) => {
     const l = view.get(n)!.replace(/\r$/, "");
     return n === 1 && l.startsWith("\uFEFF") ? l.slice(1) : l;
   };
   let count = 0;
   let earliest = Infinity;
+  let at = Infinity;
   const numbers = [...view.keys()].sort((a, b) => a - b);
   for (let i = 0; i < numbers.length;) {
     // one stretch of held lines: numbers[i]..numbers[j - 1]
     let j = i + 1;
     while (j < numbers.length && numbers[j] === numbers[j - 1] + 1) j++;
+    // the stretch as pi matches it (a lone CR breaks a line there too), and for each of its
+    // lines the line of the view it comes from
     const first = numbers[i];
-    const texts = numbers.slice(i, j).map(lineText);
-    const text = toLF(texts.join("\n"));
-    const lineAt = (pos: number) => first + text.slice(0, pos).split("\n").length - 1;
+    const of: number[] = [];
+    const text = numbers.slice(i, j).map((n) => {
+      const t = toLF(lineText(n));
+      const parts = t.split("\n").length;
+      for (let k = 0; k < parts; k++) of.push(n);
+      return t;
+    }).join("\n");
+    const lineAt = (pos: number) => of[text.slice(0, pos).split("\n").length - 1];
     if (old !== "") {
-      for (let at = text.indexOf(old); at !== -1; at = text.indexOf(old, at + 1)) {
+      for (let pos = text.indexOf(old); pos !== -1; pos = text.indexOf(old, pos + 1)) {
         count++;
-        earliest = Math.min(earliest, lineAt(at));
+        at = Math.min(at, lineAt(pos));
+        earliest = Math.min(earliest, lineAt(pos));
       }
     }
     if (first === 1) {
@@ -555,7 +612,7 @@ function placesInView(
     i = j;
   }
   if (!view.has(1)) earliest = 1;
-  return { count, earliest };
+  return { count, earliest, at };
 }
 
 /**

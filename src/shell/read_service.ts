@@ -522,10 +522,12 @@ export async function planEdit(
   } catch {
     return undefined;
   }
-  // the contents the newest views show (loaded from the store; at most 16, else no belief):
+  // the contents the newest views show under the identity and the name (loaded from the store;
+  // at most 16, else no belief):
   // lines the model holds as another content may still be the base's (SPEC §5.9 rule 3)
   const hashes = new Set(
-    newestViewsOf(keyViews, 1, TO_END).flatMap((v) => v.hash === null ? [] : [v.hash]),
+    [...newestViewsOf(keyViews, 1, TO_END), ...newestViewsOf(nameViews, 1, TO_END)]
+      .flatMap((v) => v.hash === null ? [] : [v.hash]),
   );
   if (hashes.size > 16) return undefined;
   const contents = new Map<string, string[] | undefined>([[newest, text.split("\n")]]);

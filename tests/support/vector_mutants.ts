@@ -301,6 +301,21 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     replace: "  if (belief !== undefined && places.some((p) => p.count !== 1)) {",
   },
   {
+    name: "edit-endings-of-base-only",
+    rule: "SPEC §5.9(2): every line the model holds must end like the base's for a belief",
+    file: "src/core/edit.ts",
+    find: "    !endingsAgree(input.base.hash, baseLines, [...keyPieces, ...namePieces], views)",
+    replace: "    false",
+  },
+  {
+    name: "edit-place-in-normalised-lines",
+    rule: "SPEC §5.9: where an edit could start is a line of the model's view, not of pi's text",
+    file: "src/core/edit.ts",
+    find: '    const lineAt = (pos: number) => of[text.slice(0, pos).split("\\n").length - 1];',
+    replace:
+      '    const lineAt = (pos: number) => first + text.slice(0, pos).split("\\n").length - 1;',
+  },
+  {
     name: "edit-held-only-as-base",
     rule: "SPEC §5.9(3): lines held as another content whose lines are the base's are held",
     file: "src/core/edit.ts",
