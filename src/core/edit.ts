@@ -361,10 +361,11 @@ export function planEditMeta(input: {
       earliest: Math.min(a.earliest, b.earliest),
     };
   });
-  // lines the model holds as a content that cannot be loaded could hold the text too: no count
-  // can be trusted, and the text could begin at the first of them
+  // lines the model holds that the cache cannot see (a content it cannot load, or lines whose
+  // newest view is unknown: a read without metadata, an edit it could not follow) could hold
+  // the text too: no count can be trusted, and the text could begin at the first of them
   const unseen = Math.min(
-    ...[...keyPieces, ...namePieces].filter((p) => contents.get(p.hash) === undefined)
+    ...[...keyAll, ...nameAll].filter((p) => p.hash === null || contents.get(p.hash) === undefined)
       .map((p) => p.start),
   );
   if (belief !== undefined && (Number.isFinite(unseen) || places.some((p) => p.count !== 1))) {

@@ -316,6 +316,13 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
       '    const lineAt = (pos: number) => first + text.slice(0, pos).split("\\n").length - 1;',
   },
   {
+    name: "edit-unknown-lines-cannot-hold-text",
+    rule: "SPEC §5.9(3): lines the model holds whose content is unknown could hold the text",
+    file: "src/core/edit.ts",
+    find: "(p) => p.hash === null || contents.get(p.hash) === undefined",
+    replace: "(p) => p.hash !== null && contents.get(p.hash) === undefined",
+  },
+  {
     name: "edit-held-only-as-base",
     rule: "SPEC §5.9(3): lines held as another content whose lines are the base's are held",
     file: "src/core/edit.ts",
