@@ -908,7 +908,22 @@ export function applyEditEvent(
     add({ seq: seq - 0.5, start: 1, end: TO_END, hash: null });
     return false;
   }
-  add({ seq: seq - 0.5, start: meta.from, end: TO_END, hash: null });
+  // from the first touched line on, the model's older views are out of date: unknown where any
+  // view was (under the identity or the name), and as far as the edit can have moved them; lines
+  // no view reached stay unseen
+  const last = (views: readonly LineView[]) =>
+    views.reduce((m, v) => v.end >= meta.from ? Math.max(m, v.end) : m, meta.from - 1);
+  const lastOld = Math.max(last(keyViews), last(nameViews));
+  const h = meta.held.at(-1);
+  const sh = meta.shown.at(-1);
+  const shift = h !== undefined && sh !== undefined && h.end !== undefined &&
+      sh.end !== undefined
+    ? Math.max(0, sh.end - h.end)
+    : undefined;
+  const unknownEnd = lastOld >= TO_END || shift === undefined ? TO_END : lastOld + shift;
+  if (unknownEnd >= meta.from) {
+    add({ seq: seq - 0.5, start: meta.from, end: unknownEnd, hash: null });
+  }
   let trust = sink.trust(call.pathKey);
   const total = meta.totalLines;
   // held as several contents, the lines are one stretch of the believed content

@@ -323,6 +323,14 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     replace: "(p) => p.hash !== null && contents.get(p.hash) === undefined",
   },
   {
+    name: "edit-unknown-to-end",
+    rule: "SPEC §5.9: an edit leaves unknown only lines some older view reached, or moved to",
+    file: "src/core/replay.ts",
+    find:
+      "  const unknownEnd = lastOld >= TO_END || shift === undefined ? TO_END : lastOld + shift;",
+    replace: "  const unknownEnd = TO_END;",
+  },
+  {
     name: "edit-held-only-as-base",
     rule: "SPEC §5.9(3): lines held as another content whose lines are the base's are held",
     file: "src/core/edit.ts",
