@@ -341,15 +341,15 @@ export function planEditMeta(input: {
   const baseLines = input.base.text.split("\n");
   const contents = new Map(input.contents ?? []);
   contents.set(input.base.hash, baseLines);
-  const pieces = agreeingViews(input.keyViews, input.nameViews);
-  const heldBy = heldByText(input.base.hash, baseLines, pieces, contents);
-  const held = joinStretches(heldBy);
   // everything the model may hold: its newest views under the identity and, apart, under the
   // name it used (a file it also knows by another name, or changed through one, can differ)
   const keyAll = newestViewsOf(input.keyViews, 1, TO_END);
   const nameAll = newestViewsOf(input.nameViews, 1, TO_END);
   const keyPieces = knownViews(keyAll);
   const namePieces = knownViews(nameAll);
+  const pieces = agreeingViews(keyPieces, namePieces);
+  const heldBy = heldByText(input.base.hash, baseLines, pieces, contents);
+  const held = joinStretches(heldBy);
   const views = [linesInView(keyPieces, contents), linesInView(namePieces, contents)];
   // where the model's view could hold each replacement's text (SPEC §5.9 rule 3: once, and the
   // same place under both)
@@ -440,18 +440,12 @@ interface HeldPiece {
 }
 
 /**
- * Where the newest views under the identity and under the name are one
- * known content, sorted.
+ * Where the newest views (with known content) under the identity and under
+ * the name are one content, sorted.
  */
-function agreeingViews(
-  keyViews: readonly LineView[],
-  nameViews: readonly LineView[],
-): HeldPiece[] {
-  const key = newestViewsOf(keyViews, 1, TO_END);
-  const name = newestViewsOf(nameViews, 1, TO_END);
+function agreeingViews(key: readonly HeldPiece[], name: readonly HeldPiece[]): HeldPiece[] {
   const out: HeldPiece[] = [];
   for (const k of key) {
-    if (k.hash === null) continue;
     for (const u of name) {
       if (u.hash !== k.hash) continue;
       const start = Math.max(k.start, u.start);

@@ -911,9 +911,9 @@ export function applyEditEvent(
   // from the first touched line on, the model's older views are out of date: unknown where any
   // view was (under the identity or the name), and as far as the edit can have moved them; lines
   // no view reached stay unseen
-  const last = (views: readonly LineView[]) =>
+  const reach = (views: readonly LineView[]) =>
     views.reduce((m, v) => v.end >= meta.from ? Math.max(m, v.end) : m, meta.from - 1);
-  const lastOld = Math.max(last(keyViews), last(nameViews));
+  const lastOld = Math.max(reach(keyViews), reach(nameViews));
   const h = meta.held.at(-1);
   const sh = meta.shown.at(-1);
   const shift = h !== undefined && sh !== undefined && h.end !== undefined &&

@@ -26,8 +26,6 @@ import { canonicalPathKey } from "../core/path_key.ts";
 import type { ReadCacheEditMetaV1, ReadCacheInvalidationV1 } from "../core/meta.ts";
 import { editCallArgs, planEditMeta } from "../core/edit.ts";
 import { newestViewsOf, TO_END } from "../core/view.ts";
-
-const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 import { isSensitivePath } from "../core/sensitive.ts";
 import { countLines, type ReadRequest, type ReadTarget, resolveReadTarget } from "../core/range.ts";
 import { invalidationRecord, invalidationScope } from "../core/refresh.ts";
@@ -515,13 +513,8 @@ export async function planEdit(
     const now = await readRegularFile(call.name, cfg.maxFileBytes).catch(() => undefined);
     if (now?.kind === "ok" && sha256Hex(now.bytes) === newest) bytes = now.bytes;
   }
-  if (bytes === undefined) return undefined;
-  let text: string;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
-  } catch {
-    return undefined;
-  }
+  const text = strictText(bytes);
+  if (text === undefined) return undefined;
   // the contents the newest views show under the identity and the name (loaded from the store;
   // at most 16, else no belief):
   // lines the model holds as another content may still be the base's (SPEC §5.9 rule 3)
@@ -533,14 +526,7 @@ export async function planEdit(
   const contents = new Map<string, string[] | undefined>([[newest, text.split("\n")]]);
   for (const h of hashes) {
     if (contents.has(h)) continue;
-    const b = await loadBase(stores, h);
-    let t: string | undefined;
-    try {
-      t = b === undefined ? undefined : STRICT_UTF8.decode(b);
-    } catch {
-      t = undefined;
-    }
-    contents.set(h, t?.split("\n"));
+    contents.set(h, strictText(await loadBase(stores, h))?.split("\n"));
   }
   const plan = planEditMeta({
     pathKey: call.pathKey,
@@ -559,6 +545,18 @@ export async function planEdit(
     // supporting data only: a later diff against the belief falls back to the baseline
   }
   return plan.meta;
+}
+
+const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+/** The text of stored bytes, `undefined` when there are none or they are not UTF-8. */
+function strictText(bytes: Uint8Array | undefined): string | undefined {
+  if (bytes === undefined) return undefined;
+  try {
+    return STRICT_UTF8.decode(bytes);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Hashes each store held when last asked (this process): `has` once per content, not per read. */
