@@ -365,8 +365,9 @@ export function planEditMeta(input: {
   // newest view is unknown: a read without metadata, an edit it could not follow) could hold
   // the text too: no count can be trusted, and the text could begin at the first of them
   const unseen = Math.min(
-    ...[...keyAll, ...nameAll].filter((p) => p.hash === null || contents.get(p.hash) === undefined)
-      .map((p) => p.start),
+    ...[...keyAll, ...nameAll].filter((p) =>
+      p.hash === null ? p.vacant !== true : contents.get(p.hash) === undefined
+    ).map((p) => p.start),
   );
   if (belief !== undefined && (Number.isFinite(unseen) || places.some((p) => p.count !== 1))) {
     return unlocated(input, Math.min(unseen, ...places.map((p) => p.earliest)));

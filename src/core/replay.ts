@@ -918,11 +918,21 @@ export function applyEditEvent(
   const sh = meta.shown.at(-1);
   const shift = h !== undefined && sh !== undefined && h.end !== undefined &&
       sh.end !== undefined
-    ? Math.max(0, sh.end - h.end)
+    ? sh.end - h.end
     : undefined;
   const unknownEnd = lastOld >= TO_END || shift === undefined ? TO_END : lastOld + shift;
   if (unknownEnd >= meta.from) {
     add({ seq: seq - 0.5, start: meta.from, end: unknownEnd, hash: null });
+  }
+  // lines the edit removed leave the last lines any view reached holding nothing the model saw
+  if (unknownEnd < lastOld) {
+    add({
+      seq: seq - 0.5,
+      start: Math.max(meta.from, unknownEnd + 1),
+      end: lastOld,
+      hash: null,
+      vacant: true,
+    });
   }
   let trust = sink.trust(call.pathKey);
   const total = meta.totalLines;

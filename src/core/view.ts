@@ -43,6 +43,12 @@ export interface LineView {
   readonly end: number;
   /** Content hash the lines come from, or `null` when unknown. */
   readonly hash: string | null;
+  /**
+   * With `hash: null`: the model holds no text of these lines at all (its own
+   * edit moved the lines it held there elsewhere, SPEC §5.9). They back no
+   * answer, like unknown lines, but cannot hold text the model could mean.
+   */
+  readonly vacant?: true;
 }
 
 /**
@@ -367,13 +373,17 @@ export function newestViewsOf(
   views: readonly LineView[],
   start: number,
   end: number,
-): { start: number; end: number; hash: string | null }[] {
-  const out: { start: number; end: number; hash: string | null }[] = [];
+): { start: number; end: number; hash: string | null; vacant?: true }[] {
+  const out: { start: number; end: number; hash: string | null; vacant?: true }[] = [];
   let open: Interval[] = [[start, end]];
   for (let i = views.length - 1; i >= 0 && open.length > 0; i--) {
     const v = views[i];
     for (const [x, y] of overlaps(open, v.start, v.end)) {
-      out.push({ start: x, end: y, hash: v.hash });
+      out.push(
+        v.vacant
+          ? { start: x, end: y, hash: null, vacant: true }
+          : { start: x, end: y, hash: v.hash },
+      );
     }
     open = subtract(open, v.start, v.end);
   }

@@ -319,8 +319,15 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     name: "edit-unknown-lines-cannot-hold-text",
     rule: "SPEC §5.9(3): lines the model holds whose content is unknown could hold the text",
     file: "src/core/edit.ts",
-    find: "(p) => p.hash === null || contents.get(p.hash) === undefined",
-    replace: "(p) => p.hash !== null && contents.get(p.hash) === undefined",
+    find: "      p.hash === null ? p.vacant !== true : contents.get(p.hash) === undefined",
+    replace: "      p.hash === null ? false : contents.get(p.hash) === undefined",
+  },
+  {
+    name: "edit-removed-lines-stay-unknown",
+    rule: "SPEC §5.9: lines an edit's removal left beyond every older view are vacant, not unknown",
+    file: "src/core/replay.ts",
+    find: "    ? sh.end - h.end\n",
+    replace: "    ? Math.max(0, sh.end - h.end)\n",
   },
   {
     name: "edit-unknown-to-end",
