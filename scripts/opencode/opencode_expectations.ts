@@ -58,6 +58,10 @@
  *   differ and OpenCode's are not modelled; pi and exact matching disagree).
  *   An edit of a missing file, or of a text found more than once, fails in
  *   both and applies;
+ * - `deferred`: a write or edit whose result comes with a later call of its
+ *   message (`persist: "deferred"`, SPEC §10): several edits of one file in
+ *   one message are one belief in pi (rule 4 of SPEC §5.9); the plugin takes
+ *   none from them, as OpenCode does not pin their order;
  * - `pi-text`: an expectation is pi's wording with no OpenCode counterpart
  *   (see above: a plain read whose shown lines differ from OpenCode's,
  *   pi's notices, another error).
@@ -117,6 +121,8 @@ export const NOT_APPLICABLE = {
     "reads an image or a file OpenCode's read refuses as binary: OpenCode shows no text of it",
   "edit-shape":
     "an edit OpenCode's one exact replacement does not apply as pi's edit (several replacements, empty old text, pi's normalising match)",
+  deferred:
+    "a write or edit answered with a later call of its message: pi's belief from several edits of one file in one message (SPEC §5.9 rule 4); the OpenCode plugin takes none",
   "pi-text": "an expectation in pi's own wording with no OpenCode counterpart",
 } as const;
 
@@ -271,10 +277,12 @@ export function openCodeVector(vector: Scenario): OpenCodeVector {
       }
       case "writeTool":
         if (pathSyntax(s.path)) no("path-syntax", i);
+        if (s.persist === "deferred") no("deferred", i);
         fs.set(s.path, new TextEncoder().encode(s.content)); // written even when not yet returned
         break;
       case "editTool": {
         if (pathSyntax(s.path)) no("path-syntax", i);
+        if (s.persist === "deferred") no("deferred", i);
         const key = fs.real(s.path);
         const r = singleReplacement(s);
         const bytes = fs.files.get(key);

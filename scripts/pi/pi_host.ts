@@ -95,8 +95,14 @@ export class FakePiHost implements PiExtensionHost {
     };
   }
 
+  /** Forgets the deferred results of the last message: those calls never return. */
+  dropDeferred(): void {
+    this.#deferred = [];
+  }
+
   /** Appends a user message, as a prompt does. */
   userMessage(text: string): string {
+    this.#deferred = [];
     return this.session.appendMessage({
       role: "user",
       content: [{ type: "text", text }],
@@ -123,6 +129,7 @@ export class FakePiHost implements PiExtensionHost {
    */
   assistantToolCalls(calls: { name: string; args: Record<string, unknown> }[]): string[] {
     const ids = calls.map(() => `call_${++this.#callCounter}`);
+    this.#deferred = []; // a new message: deferred results of the last one never came
     this.session.appendMessage({
       role: "assistant",
       content: calls.map((c, i) => ({
@@ -141,12 +148,21 @@ export class FakePiHost implements PiExtensionHost {
     return ids;
   }
 
-  /** Executes a tool call of the last assistant message and (when `persist`) appends its result. */
+  /** Results of `"deferred"` calls of the last assistant message, in call order. */
+  #deferred: Parameters<SessionManager["appendMessage"]>[0][] = [];
+
+  /**
+   * Executes a tool call of the last assistant message and appends its
+   * result: now (`persist` true, the default; after the results of earlier
+   * deferred calls, as pi appends a message's results in call order), with
+   * the next call that returns now (`"deferred"`), or never (`false`: the
+   * call has not returned).
+   */
   async runTool(
     toolCallId: string,
     name: string,
     args: Record<string, unknown>,
-    opts: { persist?: boolean; signal?: AbortSignal } = {},
+    opts: { persist?: boolean | "deferred"; signal?: AbortSignal } = {},
   ): Promise<ToolOutcome> {
     const tool = this.tools.get(name);
     if (!tool) throw new Error(`no tool ${name} registered`);
@@ -173,16 +189,22 @@ export class FakePiHost implements PiExtensionHost {
         outcome = { ...outcome, result: { ...outcome.result, details: patch.details } };
       }
     }
-    if (opts.persist !== false) {
-      this.session.appendMessage({
-        role: "toolResult",
-        toolCallId,
-        toolName: name,
-        content: outcome.ok ? outcome.result.content : [{ type: "text", text: outcome.error }],
-        details: outcome.ok ? outcome.result.details : undefined,
-        isError: !outcome.ok,
-        timestamp: Date.now(),
-      });
+    const message = {
+      role: "toolResult" as const,
+      toolCallId,
+      toolName: name,
+      content: outcome.ok
+        ? outcome.result.content
+        : [{ type: "text" as const, text: outcome.error }],
+      details: outcome.ok ? outcome.result.details : undefined,
+      isError: !outcome.ok,
+      timestamp: Date.now(),
+    };
+    if (opts.persist === "deferred") this.#deferred.push(message);
+    else if (opts.persist !== false) {
+      for (const m of this.#deferred) this.session.appendMessage(m);
+      this.#deferred = [];
+      this.session.appendMessage(message);
     }
     return outcome;
   }

@@ -137,6 +137,12 @@ async function run(
   };
 
   const step = async (s: ScenarioStep, index: number): Promise<void> => {
+    // a step that is neither a call nor a file change ends the turn: deferred results never come
+    if (
+      !["read", "writeTool", "editTool", "write", "remove", "symlink", "storeFault"].includes(s.op)
+    ) {
+      host.dropDeferred();
+    }
     switch (s.op) {
       case "read": {
         if (startsTurn(vector.steps, index)) startTurn(index);
@@ -165,7 +171,7 @@ async function run(
         if (startsTurn(vector.steps, index)) startTurn(index);
         const { name, args } = toolCallOf(s);
         const out = await host.runTool(callIds.get(index)!, name, args, {
-          persist: s.persist !== false,
+          persist: s.persist ?? true,
         });
         if (!out.ok) throw new Error(`step ${index}: pi's write failed: ${out.error}`);
         return;
@@ -174,7 +180,7 @@ async function run(
         if (startsTurn(vector.steps, index)) startTurn(index);
         const { name, args } = toolCallOf(s);
         // pi's edit may refuse (its error is the tool result, as in pi)
-        await host.runTool(callIds.get(index)!, name, args, { persist: s.persist !== false });
+        await host.runTool(callIds.get(index)!, name, args, { persist: s.persist ?? true });
         return;
       }
       case "write":

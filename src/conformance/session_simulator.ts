@@ -18,6 +18,7 @@ import type { DecisionConfig, ReadDecision } from "../core/decision.ts";
 import { BranchKnowledge } from "../core/knowledge.ts";
 import type { ReadRequest } from "../core/range.ts";
 import { applyPiEdit, editCallArgs } from "../core/edit.ts";
+import type { ReadCacheEditMetaV1 } from "../core/meta.ts";
 import {
   locateRead,
   planEdit,
@@ -162,6 +163,14 @@ export function applyFileStep(cwd: string, step: ScenarioStep): boolean {
 }
 
 /**
+ * True when a call step's result reaches the session at its own step: not
+ * `persist: false` (never, so far) nor `"deferred"` (with a later call's).
+ */
+export function returnsAtOnce(s: ScenarioStep): boolean {
+  return !("persist" in s) || (s.persist !== false && s.persist !== "deferred");
+}
+
+/**
  * True when the call step at `index` starts a new turn (a new assistant
  * message): it does unless the previous call step, with only file changes in
  * between, was still in flight (`persist: false`) — the calls of one turn are
@@ -170,7 +179,7 @@ export function applyFileStep(cwd: string, step: ScenarioStep): boolean {
 export function startsTurn(steps: readonly ScenarioStep[], index: number): boolean {
   for (let i = index - 1; i >= 0; i--) {
     const s = steps[i];
-    if (isCall(s)) return s.persist !== false;
+    if (isCall(s)) return returnsAtOnce(s);
     if (!FILE_OPS.has(s.op)) return true;
   }
   return true;
@@ -310,13 +319,36 @@ export async function runScenario(
       const s = vector.steps[i];
       const call = resolveWriteTarget(s, { cwd, home });
       if ((s.op === "writeTool" || s.op === "editTool") && call) {
-        changes.push({ callId: `call-${i}`, call });
+        changes.push({ callId: `call-${i}`, call, tool: s.op === "editTool" ? "edit" : "write" });
       }
     }
     append(changes.length > 0 ? { kind: "other", changes } : { kind: "other" });
   };
 
+  /** Beliefs planned for edit calls, by call id (SPEC §5.9 rule 4). */
+  const planned = new Map<string, ReadCacheEditMetaV1>();
+  /** Results of `"deferred"` calls of the current turn, in call order (SPEC §10). */
+  let deferred: (EntryBody & Pick<SimEntry, "args" | "writeArgs" | "edit">)[] = [];
+  /** A call's result: appended now, kept for the next call that returns at once, or dropped. */
+  const result = (
+    persist: boolean | "deferred" | undefined,
+    e: EntryBody & Pick<SimEntry, "args" | "writeArgs" | "edit">,
+  ) => {
+    if (persist === "deferred") deferred.push(e);
+    else if (persist !== false) {
+      for (const d of deferred) append(d);
+      deferred = [];
+      append(e);
+    }
+  };
+
   const run = async (step: ScenarioStep, index: number): Promise<void> => {
+    // a new turn, or any step that is not part of one, leaves deferred results unanswered
+    if (
+      (isCall(step) && startsTurn(vector.steps, index)) || (!isCall(step) && !FILE_OPS.has(step.op))
+    ) {
+      deferred = [];
+    }
     switch (step.op) {
       case "read": {
         // the assistant message that carries this call (and the next in-flight ones)
@@ -343,13 +375,13 @@ export async function runScenario(
               meta ? { meta, call: served.call, callId } : { call: served.call, callId },
             );
           } else {
-            append({ kind: "read", meta, callId, args });
+            result(step.persist, { kind: "read", meta, callId, args });
           }
           const r: StepResult = { step: index, mode: d.mode, text: d.text };
           if (meta) r.scope = meta.scopeKey;
           results.push(r);
         } catch (e) {
-          if (step.persist !== false) append({ kind: "other", toolResult: true, callId });
+          result(step.persist, { kind: "other", toolResult: true, callId });
           results.push({ step: index, error: e instanceof Error ? e.message : String(e) });
         }
         return;
@@ -361,14 +393,12 @@ export async function runScenario(
         if (target === undefined) throw new Error(`step ${index}: no path to write`);
         mkdirSync(dirname(target.name), { recursive: true });
         writeFileSync(target.name, step.content, "utf8");
-        if (step.persist !== false) {
-          append({
-            kind: "other",
-            toolResult: true,
-            callId: `call-${index}`,
-            writeArgs: { path: step.path, content: step.content },
-          });
-        }
+        result(step.persist, {
+          kind: "other",
+          toolResult: true,
+          callId: `call-${index}`,
+          writeArgs: { path: step.path, content: step.content },
+        });
         return;
       }
       case "editTool": {
@@ -376,22 +406,22 @@ export async function runScenario(
         const args = editArgsOf(step);
         // before the edit runs (pi's tool_call): what the model will believe it wrote
         session.knowledge.sync(branch());
+        const callId = `call-${index}`;
         const meta = await planEdit(args, session.knowledge, {
           cwd,
           home,
           store,
           volatileStore: volatile,
           config,
-        });
+        }, { callId, planned: (id) => planned.get(id) });
+        if (meta !== undefined) planned.set(callId, meta);
         const outcome = applyEditStep(args, { cwd, home });
-        if (step.persist !== false) {
-          append({
-            kind: "other",
-            toolResult: true,
-            callId: `call-${index}`,
-            edit: outcome.ok && meta !== undefined ? { args, meta } : { args },
-          });
-        }
+        result(step.persist, {
+          kind: "other",
+          toolResult: true,
+          callId: `call-${index}`,
+          edit: outcome.ok && meta !== undefined ? { args, meta } : { args },
+        });
         return;
       }
       case "write":

@@ -250,6 +250,13 @@ const readStepInput = z.strictObject({
   bypass: z.boolean().optional().describe("bypass_cache: serve the baseline and re-anchor"),
 });
 
+/** When a write or edit call's result reaches the session (SPEC §10). */
+const changePersist = z.union([z.boolean(), z.literal("deferred")]).optional().describe(
+  "false: a call of the current turn that has not returned yet (still in flight); " +
+    '"deferred": it has run, and its result is appended just before the result of the next ' +
+    "call of its turn that returns at once (pi appends a message's results in call order)",
+);
+
 /** The steps other than `read`: the same in a vector and in a port's input. */
 const otherSteps = [
   z.strictObject({ op: z.literal("write"), path: z.string(), content: fileContent }).describe(
@@ -259,9 +266,7 @@ const otherSteps = [
     op: z.literal("writeTool"),
     path: z.string(),
     content: z.string(),
-    persist: z.boolean().optional().describe(
-      "false: a call of the current turn that has not returned yet (still in flight)",
-    ),
+    persist: changePersist,
   }).describe("the model writes a file with the host's write tool (SPEC §5.8)"),
   z.strictObject({
     op: z.literal("editTool"),
@@ -272,9 +277,7 @@ const otherSteps = [
     ]).optional(),
     oldText: z.string().optional().describe("legacy shape: one replacement at the top level"),
     newText: z.string().optional(),
-    persist: z.boolean().optional().describe(
-      "false: a call of the current turn that has not returned yet (still in flight)",
-    ),
+    persist: changePersist,
   }).describe(
     "the model edits a file with the host's edit tool (SPEC §5.9); it succeeds or fails as pi's edit does",
   ),

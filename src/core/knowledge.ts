@@ -7,13 +7,15 @@
  *
  * @module
  */
-import type { ReadCacheMetaV1 } from "./meta.ts";
+import type { ReadCacheEditMetaV1, ReadCacheMetaV1 } from "./meta.ts";
 import {
+  applyEditEvent,
   applyReadEvent,
   type ReadCall,
   ReplayCursor,
   type ReplayEntry,
   type ReplaySnapshot,
+  type TurnChange,
   type ViewSink,
 } from "./replay.ts";
 import type { ScopeKey } from "./scope.ts";
@@ -57,6 +59,23 @@ export interface FileKnowledge {
   keyViews: readonly LineView[];
   /** Views under the name of the request, oldest first. */
   nameViews: readonly LineView[];
+}
+
+/**
+ * An edit call of the current message planned before another edit of the same
+ * file, whose result is not on the branch yet: its belief, applied as replay
+ * will apply it (SPEC §5.9 rule 4).
+ *
+ * @example
+ * ```ts ignore
+ * const p: PendingEdit = { call: { name: "/w/a.ts", pathKey: "/w/a.ts" }, meta: editMeta };
+ * ```
+ */
+export interface PendingEdit {
+  /** The file the edit targets. */
+  call: ReadCall;
+  /** The belief planned for it. */
+  meta: ReadCacheEditMetaV1;
 }
 
 /** Most entries `syncTip` walks through (a parent cycle in a corrupt session ends here). */
@@ -256,7 +275,11 @@ export class BranchKnowledge {
    * overlay applied on top (SPEC §5.5, §6.3). `name` is the resolved path of
    * the request (defaults to `pathKey`).
    */
-  file(pathKey: string, name: string = pathKey): FileKnowledge {
+  file(
+    pathKey: string,
+    name: string = pathKey,
+    pendingEdits: readonly PendingEdit[] = [],
+  ): FileKnowledge {
     const trusts = new Map<string, PathTrust | undefined>();
     let keyViews = this.#cursor.keyViews(pathKey);
     let nameViews = this.#cursor.nameViews(name);
@@ -286,6 +309,8 @@ export class BranchKnowledge {
       if (o.overtaken) continue;
       applyReadEvent(sink, o.read.meta, o.read.call, seq);
     }
+    // edits of the same message planned before, whose results are not on the branch yet
+    for (const p of pendingEdits) applyEditEvent(sink, p.meta, p.call, ++seq);
     const trust = sink.trust(pathKey);
     return { trust, keyViews, nameViews };
   }
@@ -312,6 +337,14 @@ export class BranchKnowledge {
    */
   pendingChanges(): ReadCall[] {
     return this.#cursor.pendingChanges();
+  }
+
+  /**
+   * The file-changing calls of the current turn in call order, each with
+   * whether its result is on the branch (SPEC §5.9 rule 4).
+   */
+  turnChanges(): TurnChange[] {
+    return this.#cursor.turnChanges();
   }
 
   /** Trust of one file: replayed trust with the overlay applied on top. */

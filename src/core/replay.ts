@@ -168,6 +168,27 @@ export interface FileChange {
   callId: string;
   /** The file it targets (no offset/limit). */
   call: ReadCall;
+  /**
+   * `"edit"` for the host's edit tool: several edits of one file in one
+   * message can be one belief (SPEC §5.9 rule 4). Anything else counts as a
+   * write.
+   */
+  tool?: "edit" | "write";
+}
+
+/**
+ * A file-changing call of the current turn, in call order, and whether its
+ * result is on the branch yet.
+ *
+ * @example
+ * ```ts
+ * import type { TurnChange } from "@readcache/core/replay";
+ * const c: TurnChange = { callId: "c1", call: { name: "/w/a.ts", pathKey: "/w/a.ts" }, tool: "edit", answered: false };
+ * ```
+ */
+export interface TurnChange extends FileChange {
+  /** The call's result is on the branch. */
+  answered: boolean;
 }
 
 /**
@@ -492,6 +513,8 @@ export class ReplayCursor {
   #pending = new Map<string, ReadCall>();
   /** Every file-changing call of the current turn's assistant message. */
   #turnChanges: readonly FileChange[] = [];
+  /** Call ids of the edit results of the current turn taken as beliefs (SPEC §5.9 rule 4). */
+  #takenEdits = new Set<string>();
   #ord = 0;
   #seq = 0;
   #boundary: ReplayBoundary = { startIndex: 0, compactionId: null };
@@ -574,6 +597,14 @@ export class ReplayCursor {
     return [...this.#pending.values()];
   }
 
+  /**
+   * The file-changing calls of the current turn (the latest assistant
+   * message), in call order, each with whether its result is on the branch.
+   */
+  turnChanges(): TurnChange[] {
+    return this.#turnChanges.map((c) => ({ ...c, answered: !this.#pending.has(c.callId) }));
+  }
+
   /** A frozen copy of the replay state. Folds every file. */
   snapshot(): ReplaySnapshot {
     const trust: Record<string, PathTrust> = {};
@@ -602,6 +633,7 @@ export class ReplayCursor {
     this.#turnOrd = this.#ord++;
     this.#turnSeq = 0;
     this.#pending = new Map();
+    this.#takenEdits = new Set();
     this.#turnChanges = [];
     this.#seq = 0;
     this.#boundary = boundary;
@@ -716,12 +748,24 @@ export class ReplayCursor {
 
   /** True when another file-changing call of the current turn targets the file of `call`. */
   #otherChangeInTurn(callId: string | undefined, call: ReadCall): boolean {
-    for (const c of this.#turnChanges) {
-      if (c.callId === callId) continue;
-      const ids = [c.call.pathKey, c.call.name];
-      if (ids.includes(call.pathKey) || ids.includes(call.name)) return true;
-    }
-    return false;
+    return this.#turnChanges.some((c) => c.callId !== callId && sameFile(c.call, call));
+  }
+
+  /**
+   * For an edit result: true unless every other call of its message that
+   * changes the file is an edit, those before it in call order have results
+   * that were taken as beliefs, and those after it have no result yet
+   * (SPEC §5.9 rule 4: several edits of one file in one message are one
+   * belief, applied in call order).
+   */
+  #editChainBroken(callId: string | undefined, call: ReadCall): boolean {
+    const at = this.#turnChanges.findIndex((c) => c.callId === callId);
+    if (at === -1) return this.#otherChangeInTurn(callId, call);
+    return this.#turnChanges.some((c, k) =>
+      k !== at && sameFile(c.call, call) &&
+      (c.tool !== "edit" ||
+        (k < at ? !this.#takenEdits.has(c.callId) : !this.#pending.has(c.callId)))
+    );
   }
 
   /**
@@ -736,6 +780,7 @@ export class ReplayCursor {
       call,
       seq: this.#turnSeq + 0.5,
     };
+    // (an edit of the same message taken before now rests on unknown lines: the fold drops it)
     this.#file(event, call.pathKey, call.name, undefined, true);
   }
 
@@ -748,6 +793,7 @@ export class ReplayCursor {
   #endTurn(index: number): void {
     for (const call of this.#pending.values()) this.#unknownFromTurnStart(call);
     this.#pending.clear();
+    this.#takenEdits.clear();
     this.#turnChanges = [];
     this.#turnStart = index;
     this.#turnOrd = this.#ord++;
@@ -806,7 +852,7 @@ export class ReplayCursor {
         const call = e.call;
         if (
           meta === undefined || meta.pathKey !== call.pathKey ||
-          this.#readInTurn(branch, i, call) || this.#otherChangeInTurn(e.callId, call)
+          this.#readInTurn(branch, i, call) || this.#editChainBroken(e.callId, call)
         ) {
           this.#unknownFromTurnStart(call);
           if (meta !== undefined && meta.pathKey !== call.pathKey) {
@@ -818,6 +864,7 @@ export class ReplayCursor {
             call.pathKey,
             call.name,
           );
+          if (e.callId !== undefined) this.#takenEdits.add(e.callId);
         }
       } else if (e.kind === "other" && e.toolResult === true) {
         if (e.callId !== undefined) this.#pending.delete(e.callId);
@@ -838,6 +885,12 @@ export class ReplayCursor {
     this.#consumed = branch.length;
     this.#leafId = branch.length > 0 ? branch[branch.length - 1].id : null;
   }
+}
+
+/** True when two calls name the same file (by identity or by name). */
+function sameFile(a: ReadCall, b: ReadCall): boolean {
+  return a.pathKey === b.pathKey || a.pathKey === b.name || a.name === b.pathKey ||
+    a.name === b.name;
 }
 
 /** Key of a request's offset and limit ("" for a whole-file request: no string is built). */

@@ -18,7 +18,7 @@ import {
   planRead,
   type ReadDecision,
 } from "../core/decision.ts";
-import type { BranchKnowledge } from "../core/knowledge.ts";
+import type { BranchKnowledge, PendingEdit } from "../core/knowledge.ts";
 import type { ObjectStore } from "../core/object_store.ts";
 import { sha256Hex } from "../core/hash.ts";
 import { resolveToCwd } from "../core/path.ts";
@@ -496,13 +496,16 @@ export async function planEdit(
   args: unknown,
   knowledge: BranchKnowledge,
   deps: ReadServiceDeps,
+  message?: EditInMessage,
 ): Promise<ReadCacheEditMetaV1 | undefined> {
   const parsed = editCallArgs(args);
   if (parsed === undefined) return undefined;
   const call = resolveWriteTarget({ path: parsed.path }, deps);
   if (call === undefined) return undefined;
   const cfg: DecisionConfig = { ...DEFAULT_DECISION_CONFIG, ...deps.config };
-  const { keyViews, nameViews } = knowledge.file(call.pathKey, call.name);
+  const pending = pendingEditsBefore(knowledge, call, message);
+  if (pending === undefined) return undefined;
+  const { keyViews, nameViews } = knowledge.file(call.pathKey, call.name, pending);
   if (isSensitivePath(call.pathKey, cfg.sensitivePatterns)) return undefined;
   const newest = keyViews.findLast((v) => v.hash !== null)?.hash;
   if (newest == null) return undefined;
@@ -545,6 +548,50 @@ export async function planEdit(
     // supporting data only: a later diff against the belief falls back to the baseline
   }
   return plan.meta;
+}
+
+/**
+ * Where an edit call sits in its assistant message: its call id, and the
+ * beliefs planned for the message's earlier edit calls (by call id).
+ *
+ * @example
+ * ```ts ignore
+ * const m: EditInMessage = { callId: "call-2", planned: (id) => beliefs.get(id) };
+ * ```
+ */
+export interface EditInMessage {
+  /** The tool call id of the edit being planned. */
+  callId: string;
+  /** The belief planned for an earlier call of the same message, if any. */
+  planned: (callId: string) => ReadCacheEditMetaV1 | undefined;
+}
+
+/**
+ * The earlier calls of the same message that change the file of `call` and
+ * have no result on the branch yet, as beliefs to apply first (SPEC §5.9 rule
+ * 4: edits of one file in one message apply in call order); `undefined` when
+ * one of them is a write or an edit without a belief (then there is none for
+ * this edit either). Calls with a result are in the replay already.
+ */
+function pendingEditsBefore(
+  knowledge: BranchKnowledge,
+  call: ReadCall,
+  message: EditInMessage | undefined,
+): PendingEdit[] | undefined {
+  const changes = knowledge.turnChanges();
+  const at = message === undefined ? -1 : changes.findIndex((c) => c.callId === message.callId);
+  const out: PendingEdit[] = [];
+  for (const [k, c] of changes.entries()) {
+    const same = c.call.pathKey === call.pathKey || c.call.name === call.name ||
+      c.call.pathKey === call.name || c.call.name === call.pathKey;
+    if (!same || c.answered || k === at) continue;
+    // a pending change of the file this function cannot place before this edit: no belief
+    if (at === -1 || k > at) continue;
+    const meta = c.tool === "edit" ? message?.planned(c.callId) : undefined;
+    if (meta === undefined) return undefined;
+    out.push({ call: c.call, meta });
+  }
+  return out;
 }
 
 const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });

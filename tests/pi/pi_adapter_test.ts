@@ -415,7 +415,7 @@ Deno.test("branch mapping: write results and assistant messages that change file
     id: "m",
     parentId: null,
     kind: "other",
-    changes: [{ callId: "w1", call }, { callId: "e1", call }],
+    changes: [{ callId: "w1", call, tool: "write" }, { callId: "e1", call, tool: "edit" }],
   });
   assert.deepEqual(w, {
     id: "t1",

@@ -323,6 +323,20 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     replace: "      p.hash === null ? false : contents.get(p.hash) === undefined",
   },
   {
+    name: "edit-chain-not-taken",
+    rule: "SPEC §5.9(4): several edits of one file in one message are one belief, in call order",
+    file: "src/core/replay.ts",
+    find: "    if (at === -1) return this.#otherChangeInTurn(callId, call);\n",
+    replace: "    if (at !== -2) return this.#otherChangeInTurn(callId, call);\n",
+  },
+  {
+    name: "edit-chain-planned-on-message-start",
+    rule: "SPEC §5.9(4): a later edit of the message is planned on the earlier edits' belief",
+    file: "src/shell/read_service.ts",
+    find: "    out.push({ call: c.call, meta });\n",
+    replace: "",
+  },
+  {
     name: "edit-removed-lines-stay-unknown",
     rule: "SPEC §5.9: lines an edit's removal left beyond every older view are vacant, not unknown",
     file: "src/core/replay.ts",
@@ -365,7 +379,7 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     rule: "SPEC §5.9(4): no belief when a read of the file is earlier in the same turn",
     file: "src/core/replay.ts",
     find:
-      "          meta === undefined || meta.pathKey !== call.pathKey ||\n          this.#readInTurn(branch, i, call) || this.#otherChangeInTurn(e.callId, call)",
+      "          meta === undefined || meta.pathKey !== call.pathKey ||\n          this.#readInTurn(branch, i, call) || this.#editChainBroken(e.callId, call)",
     replace: "          meta === undefined || meta.pathKey !== call.pathKey",
   },
   // §6 replay

@@ -215,7 +215,9 @@ export function piEntryToReplay(
           typeof b.id === "string"
         ) {
           const call = resolveTarget(b.arguments);
-          if (call !== undefined) changes.push({ callId: b.id, call });
+          if (call !== undefined) {
+            changes.push({ callId: b.id, call, tool: b.name === "edit" ? "edit" : "write" });
+          }
         }
       }
       if (changes.length > 0) return { id, parentId, kind: "other", changes };

@@ -661,6 +661,9 @@ export function createReadcacheExtension(
     // The model's own edits (SPEC §5.9): before pi's edit runs, work out what the model will
     // believe it wrote; a successful result carries it as `details.readcache`. pi's edit tool
     // itself (matching, rendering) is untouched. Any failure here only loses the belief.
+    // Beliefs by tool call id, kept until the turn is over: a later edit of the same file in the
+    // same message builds on an earlier one's (SPEC §5.9 rule 4; pi runs every `tool_call` of a
+    // message before any result reaches the session).
     const beliefs = new Map<string, ReadCacheEditMetaV1>();
     pi.on("tool_call", async (event, ctx) => {
       if (event.toolName !== "edit") return undefined;
@@ -672,8 +675,9 @@ export function createReadcacheExtension(
             store: storeFor(ctx.cwd),
             volatileStore: rt.volatileStore,
             config: options.config,
-          })
+          }, { callId: event.toolCallId, planned: (id) => beliefs.get(id) })
         );
+        if (beliefs.size >= 1000) beliefs.clear(); // a host that sends no turn events
         if (meta !== undefined) beliefs.set(event.toolCallId, meta);
       } catch {
         // no belief: the file counts as unknown after the edit
@@ -683,7 +687,6 @@ export function createReadcacheExtension(
     pi.on("tool_result", (event) => {
       if (event.toolName !== "edit") return undefined;
       const meta = beliefs.get(event.toolCallId);
-      beliefs.delete(event.toolCallId);
       if (meta === undefined || event.isError) return undefined;
       const details = typeof event.details === "object" && event.details !== null
         ? event.details
@@ -699,8 +702,14 @@ export function createReadcacheExtension(
     pi.on("session_before_fork", () => rt.clearAll());
     pi.on("session_shutdown", () => rt.clearAll());
     // Every tool result of the previous turn is in the session by now.
-    pi.on("turn_start", () => rt.clearOverlays());
-    pi.on("agent_end", () => rt.clearOverlays());
+    pi.on("turn_start", () => {
+      rt.clearOverlays();
+      beliefs.clear();
+    });
+    pi.on("agent_end", () => {
+      rt.clearOverlays();
+      beliefs.clear();
+    });
   };
 }
 

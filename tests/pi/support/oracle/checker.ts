@@ -95,7 +95,7 @@ import {
   parseCached,
   parseShown,
 } from "./parse.ts";
-import { SessionTree, startsTurn, turnCalls } from "./session_model.ts";
+import { returnsAtOnce, SessionTree, startsTurn, turnCalls } from "./session_model.ts";
 import {
   applyRangeDiff,
   type Effect,
@@ -207,9 +207,12 @@ interface Payload {
   edit?: true;
 }
 
-/** What a write call tells the model of the name it wrote (at the start of its turn). */
-function writeEffect(step: { content: string; persist?: boolean }): Effect {
-  return step.persist === false
+/**
+ * What a write call tells the model of the name it wrote (at the start of its
+ * turn); `answered`: its result reaches the session.
+ */
+function writeEffect(step: { content: string }, answered: boolean): Effect {
+  return !answered
     ? { kind: "unknown" }
     : { kind: "shown", start: 1, lines: step.content.split("\n"), eof: true };
 }
@@ -219,10 +222,10 @@ function writeEffect(step: { content: string; persist?: boolean }): Effect {
  * its turn): `outcome` is what pi's edit did when the step ran.
  */
 function editEffect(
-  step: { persist?: boolean },
+  answered: boolean,
   outcome: { ok: boolean; edits?: { oldText: string; newText: string }[] },
 ): Effect {
-  if (step.persist === false) return { kind: "unknown" };
+  if (!answered) return { kind: "unknown" };
   return outcome.ok && outcome.edits !== undefined
     ? { kind: "edit", edits: outcome.edits }
     : { kind: "nothing" };
@@ -519,9 +522,16 @@ export function checkScenario(vector: Scenario, output: ScenarioOutput): CheckRe
   let pending: Payload[] = [];
   /** The current turn has write calls: its assistant message is a `turn` entry of the tree. */
   let turnEntry = false;
+  /** Results of `"deferred"` calls of the current turn, not yet in the session. */
+  let deferred = 0;
   const endTurn = () => {
     pending = [];
     turnEntry = false;
+    deferred = 0;
+  };
+  /** A call that returns at once: the deferred results of its turn come first, in call order. */
+  const flushDeferred = () => {
+    for (; deferred > 0; deferred--) tree.append("result");
   };
   /** A call step: at the start of a turn, its assistant message with the write calls. */
   const call = (index: number) => {
@@ -530,12 +540,21 @@ export function checkScenario(vector: Scenario, output: ScenarioOutput): CheckRe
     const writes: Payload[] = [];
     // the turn's file changes replayed on a copy, to know what each edit call of it will do
     const ahead = fs.clone();
-    for (let i = index, calls = turnCalls(vector.steps, index); i <= calls[calls.length - 1]; i++) {
+    const calls = turnCalls(vector.steps, index);
+    // a deferred result comes with the turn's last call, when that one returns at once
+    const lastReturns = returnsAtOnce(vector.steps[calls[calls.length - 1]]);
+    const answered = (s: { persist?: boolean | "deferred" }) =>
+      s.persist === "deferred" ? lastReturns : s.persist !== false;
+    for (let i = index; i <= calls[calls.length - 1]; i++) {
       const s = vector.steps[i];
       if (s.op === "writeTool") {
-        writes.push({ name: writeNameOf(s.path), effect: writeEffect(s), write: true });
+        writes.push({
+          name: writeNameOf(s.path),
+          effect: writeEffect(s, answered(s)),
+          write: true,
+        });
       } else if (s.op === "editTool" && calls.includes(i)) {
-        const effect = editEffect(s, ahead.edit(editToolArgs(s)));
+        const effect = editEffect(answered(s), ahead.edit(editToolArgs(s)));
         writes.push({ name: writeNameOf(s.path), effect, edit: true });
         continue;
       }
@@ -585,6 +604,7 @@ export function checkScenario(vector: Scenario, output: ScenarioOutput): CheckRe
           pending.push(payload);
           if (!turnEntry) tree.unpersistedRead();
         } else {
+          flushDeferred();
           tree.append(turnEntry ? "result" : "read", payload);
           endTurn();
         }
@@ -595,7 +615,9 @@ export function checkScenario(vector: Scenario, output: ScenarioOutput): CheckRe
         report.writes++;
         // pi's write tool: the content as UTF-8, through links, creating directories
         fs.write(writeNameOf(step.path), step.content);
-        if (step.persist !== false) {
+        if (step.persist === "deferred") deferred++;
+        else if (step.persist !== false) {
+          flushDeferred();
           tree.append("result");
           endTurn();
         }
@@ -608,7 +630,9 @@ export function checkScenario(vector: Scenario, output: ScenarioOutput): CheckRe
         if (step.persist === false) report.editsUnanswered++;
         else if (!out.ok) report.editsRefused++;
         if (out.ok && out.fuzzy) report.editsFuzzy++;
-        if (step.persist !== false) {
+        if (step.persist === "deferred") deferred++;
+        else if (step.persist !== false) {
+          flushDeferred();
           tree.append("result");
           endTurn();
         }

@@ -140,6 +140,8 @@ export interface AWrite {
   form: number;
   c: AWriteContent;
   persist: boolean;
+  /** Its result comes with the next call of its turn that returns at once (`persist: "deferred"`). */
+  deferred?: boolean;
 }
 
 /** One replacement of an edit call, computed from the current content when compiled. */
@@ -174,6 +176,8 @@ export interface AEditCall {
   /** Place them in the lines of this read (0: the newest), not of any recent one. */
   inRead?: number;
   persist: boolean;
+  /** Its result comes with the next call of its turn that returns at once (`persist: "deferred"`). */
+  deferred?: boolean;
 }
 
 /** One abstract step. */
@@ -826,6 +830,41 @@ const turnArb: fc.Arbitrary<AStep[]> = fc.record({
   return steps;
 });
 
+/**
+ * Several edit calls of one file in one assistant message, their results
+ * after the last one ran (pi appends a message's results in call order):
+ * sometimes with a write of the file among them, sometimes a call that never
+ * returns, sometimes a read of the file that returns first; then a read.
+ */
+const editBatchArb: fc.Arbitrary<AStep[]> = fc.record({
+  f: fileIx,
+  calls: fc.array(editCallArb(fc.constant(true)), { minLength: 2, maxLength: 3 }),
+  end: fc.nat({ max: 4 }),
+  write: fc.option(writeArb(fc.constant(true)), { freq: 5 }),
+  before: fc.boolean(),
+  after: fc.oneof(fc.constant(full), rangeArb),
+}).map(({ f, calls, end, write, before, after }) => {
+  const steps: AStep[] = calls.map((e) => ({
+    t: "editTool" as const,
+    ...e,
+    f: 100 + f,
+    seen: true,
+    deferred: true,
+  }));
+  if (write !== null) steps.splice(1, 0, { t: "writeTool", ...write, f: 100 + f, deferred: true });
+  const last = steps[steps.length - 1] as AEditCall;
+  // 0, 1: the last call returns at once; 2: it never returns; 3: a read of the file returns
+  // first; 4: none returns (the turn ends)
+  if (end <= 1) last.deferred = false;
+  else if (end === 2) {
+    last.deferred = false;
+    last.persist = false;
+  } else if (end === 3) steps.push(rd(f, after));
+  if (before) steps.unshift(rd(f, full), { t: "message" });
+  steps.push({ t: "message" }, rd(f, after));
+  return steps;
+});
+
 const filesArb: fc.Arbitrary<FilesSpec> = fc.record({
   count: fc.integer({ min: 1, max: 3 }),
   small: fc.array(
@@ -865,6 +904,7 @@ export function sessionArb(options: GeneratorOptions = {}): fc.Arbitrary<ASessio
     { weight: 5, arbitrary: patternArb(o) },
     { weight: 3, arbitrary: turnArb },
     { weight: 3, arbitrary: editPatternArb },
+    { weight: o.inFlight ? 2 : 0, arbitrary: editBatchArb },
   );
   return fc.record({
     files: filesArb.map((f) => ({ ...f, initialLink: f.initialLink && o.symlinks })),
@@ -1228,7 +1268,8 @@ class Compiler {
       path: typedPath(name, a.form),
       content,
     };
-    if (!a.persist && this.inFlight) step.persist = false;
+    if (a.deferred && this.inFlight) step.persist = "deferred";
+    else if (!a.persist && this.inFlight) step.persist = false;
     this.steps.push(step);
     this.fs.write(writeNameOf(step.path), content);
     this.remember(target, new TextEncoder().encode(content));
@@ -1279,7 +1320,8 @@ class Compiler {
       step.oldText = legacy.oldText;
       step.newText = legacy.newText;
     }
-    if (!a.persist && this.inFlight) step.persist = false;
+    if (a.deferred && this.inFlight) step.persist = "deferred";
+    else if (!a.persist && this.inFlight) step.persist = false;
     this.steps.push(step);
     const out = this.fs.edit(editToolArgs(step));
     if (out.ok && target !== undefined && before !== undefined) {

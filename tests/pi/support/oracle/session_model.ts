@@ -21,7 +21,16 @@ export type EntryKind = "read" | "turn" | "result" | "other" | "compact";
 /** The parts of a scenario step the turn rule looks at. */
 export interface TurnStep {
   op: string;
-  persist?: boolean;
+  persist?: boolean | "deferred";
+}
+
+/**
+ * Whether a call step's result reaches the session at its own step: not
+ * `persist: false` (it has not returned) nor `"deferred"` (it comes with the
+ * next call of its turn that returns at once).
+ */
+export function returnsAtOnce(s: TurnStep): boolean {
+  return s.persist !== false && s.persist !== "deferred";
 }
 
 /** Steps that only change files: they may sit between the calls of one turn. */
@@ -35,13 +44,13 @@ export function isCallStep(s: TurnStep): boolean {
 /**
  * Whether the call step at `index` starts a turn (a new assistant message):
  * it does unless the previous call step, with only file changes in between,
- * had `persist: false` (it has not returned, so the model is still in the
- * same message).
+ * had `persist: false` or `"deferred"` (it has not returned, so the model is
+ * still in the same message).
  */
 export function startsTurn(steps: readonly TurnStep[], index: number): boolean {
   for (let i = index - 1; i >= 0; i--) {
     const s = steps[i];
-    if (isCallStep(s)) return s.persist !== false;
+    if (isCallStep(s)) return returnsAtOnce(s);
     if (!FILE_OPS.has(s.op)) return true;
   }
   return true;
