@@ -33,13 +33,24 @@ export interface PortMain {
   prepare?(vector: Scenario): { vector: Scenario } | { reasons: Record<string, number[]> };
   /** What a reason of `prepare` means, for the list of vectors that do not apply. */
   reasonText?(reason: string): string;
+  /** The port's usage text (`--help`). */
+  usage: string;
 }
 
 /** Runs the port's command line on `args` (without the port's own flags); exits the process. */
 export async function portMain(args: string[], port: PortMain): Promise<never> {
   const rest = [...args];
+  if (rest.includes("--help") || rest.includes("-h")) {
+    console.log(port.usage);
+    Deno.exit(0);
+  }
   const stdinAt = rest.indexOf("--stdin");
   if (stdinAt >= 0) rest.splice(stdinAt, 1);
+  const unknown = rest.find((a) => a.startsWith("-"));
+  if (unknown !== undefined) {
+    console.error(`unknown option '${unknown}'\n\n${port.usage}`);
+    Deno.exit(2);
+  }
   const runInTemp = async (v: ScenarioInput) => {
     const cwd = realpathSync(mkdtempSync(join(tmpdir(), port.tempPrefix)));
     try {

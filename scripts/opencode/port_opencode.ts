@@ -28,4 +28,14 @@ await portMain(Deno.args, {
     return oc.applies ? { vector: oc.vector } : { reasons: oc.reasons as Record<string, number[]> };
   },
   reasonText: (why) => NOT_APPLICABLE[why as NotApplicableReason],
+  usage: [
+    "usage: deno task port:opencode [vectors/scenario | <file.json> ...]",
+    "       deno task port:opencode --stdin",
+    "",
+    "Runs scenario vectors through the OpenCode plugin on a model of OpenCode's session store,",
+    "each vector rewritten into OpenCode's texts; prints FAIL lines, the vectors that do not apply",
+    "(by reason), then `N passed, N failed, N not applicable`. --stdin is the port contract",
+    "(SPEC §10): one scenario input on stdin, one result object on stdout (texts name the project",
+    "directory as /project).",
+  ].join("\n"),
 });

@@ -185,3 +185,18 @@ Deno.test("port:opencode --stdin is a port: one scenario input in, one result ou
   assert.ok(oc.applies);
   assert.deepEqual(compareScenario(oc.vector, out).problems, []);
 });
+
+Deno.test("port:opencode --help prints its usage; an unknown option exits 2", async () => {
+  const run = async (arg: string) =>
+    await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", join(ROOT, "scripts", "opencode", "port_opencode.ts"), arg],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+  const help = await run("--help");
+  assert.equal(help.code, 0);
+  assert.match(new TextDecoder().decode(help.stdout), /^usage: deno task port:opencode /);
+  const bad = await run("--bogus");
+  assert.equal(bad.code, 2);
+  assert.match(new TextDecoder().decode(bad.stderr), /unknown option '--bogus'/);
+});

@@ -28,3 +28,26 @@ for (const events of [true, false]) {
     });
   }
 }
+
+Deno.test("port:pi --help prints its usage; an unknown option exits 2", async () => {
+  const root = fileURLToPath(new URL("../../", import.meta.url));
+  const run = async (arg: string) =>
+    await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        "--config",
+        join(root, "pi-suite", "deno.json"),
+        join(root, "scripts", "pi", "port_pi.ts"),
+        arg,
+      ],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+  const help = await run("--help");
+  assert.equal(help.code, 0);
+  assert.match(new TextDecoder().decode(help.stdout), /^usage: deno task port:pi /);
+  const bad = await run("--bogus");
+  assert.equal(bad.code, 2);
+  assert.match(new TextDecoder().decode(bad.stderr), /unknown option '--bogus'/);
+});
