@@ -45,8 +45,10 @@
  * - `tree`: it moves to a label that is not on the session's message list
  *   (another branch, or messages a revert deleted, or another session);
  *   OpenCode has no tree, only revert;
- * - `partial`: a read expects a partial answer (SPEC §8.4): the plugin has
- *   no partial answer in OpenCode's framing;
+ * - `partial`: a read expects a partial answer (SPEC §8.4) without its text
+ *   or marker: OpenCode's partial answer is written from the lines the
+ *   marker names as held, and is not given when it is not much smaller than
+ *   OpenCode's own answer;
  * - `line-model`: a read of a file with `\r`, a BOM, no line at all (empty),
  *   or a line OpenCode shortens (over 2000 characters): OpenCode's line
  *   model differs from the core's there and the plugin never caches it;
@@ -70,6 +72,8 @@
  */
 import { posix } from "node:path";
 import { renderOpenCodeRead, splitOpenCodeLines } from "../../src/adapters/opencode/baseline.ts";
+import { openCodePartialAnswer } from "../../src/adapters/opencode/answer.ts";
+import { DEFAULT_DECISION_CONFIG } from "../../src/core/decision.ts";
 import { renderBaselineRead } from "../../src/core/baseline.ts";
 import { applyPiEdit } from "../../src/core/edit.ts";
 import {
@@ -114,7 +118,8 @@ export const NOT_APPLICABLE = {
   truncation:
     "a read pi cuts at 2,000 lines that OpenCode, asked for more with limit, shows in full: the plugin caches only a window both show alike",
   tree: "moves to a point off the session's message list; OpenCode has revert, not a tree",
-  partial: "expects a partial answer (SPEC §8.4): the OpenCode plugin gives none",
+  partial:
+    "expects a partial answer (SPEC §8.4) without its text: OpenCode's answer is written from the lines held, and may be too large to give",
   "line-model":
     "reads a file with CR line ends, a BOM, no line, or a line over 2000 characters: OpenCode's line model differs, the plugin never caches it",
   "not-text":
@@ -205,6 +210,7 @@ class VirtualFiles {
 }
 
 const LOSSY_UTF8 = new TextDecoder("utf-8", { ignoreBOM: true });
+const encoder = new TextEncoder();
 
 /** Why a read of these bytes is outside what the port checks, if it is. */
 function contentReason(path: string, b: Uint8Array): NotApplicableReason | undefined {
@@ -262,7 +268,11 @@ export function openCodeVector(vector: Scenario): OpenCodeVector {
         const positive = (n: number | undefined) =>
           n === undefined || (Number.isSafeInteger(n) && n > 0);
         if (!positive(s.offset) || !positive(s.limit)) no("line-args", i);
-        if (s.expect.mode === "partial") no("partial", i);
+        // a partial answer is checked through the lines its marker names as held
+        if (
+          s.expect.mode === "partial" && s.expect.text === undefined &&
+          !(s.expect.textIncludes ?? []).some((t) => PARTIAL_MARKER.test(t))
+        ) no("partial", i);
         const key = fs.real(s.path);
         const bytes = fs.files.get(key);
         const why = bytes === undefined ? undefined : contentReason(fs.abs(s.path), bytes);
@@ -271,7 +281,7 @@ export function openCodeVector(vector: Scenario): OpenCodeVector {
           const window = splitOpenCodeLines(LOSSY_UTF8.decode(bytes)).length - (s.offset ?? 1) + 1;
           if (Math.min(s.limit, window) > 2000) no("truncation", i);
         }
-        const expect = translate(s, bytes, i, no);
+        const expect = translate(s, bytes, i, no, vector.config?.maxDiffBytesRatio);
         steps.push({ ...s, expect });
         return;
       }
@@ -355,11 +365,24 @@ function startsTurnAt(steps: readonly ScenarioStep[], index: number): boolean {
 }
 
 /** A read step's expectation in OpenCode's terms (reporting what cannot be). */
+/** pi's partial answer marker (SPEC §8.4): the held stretches and the file's line count. */
+const PARTIAL_MARKER =
+  /^\[readcache: unchanged in lines ([\d, -]+) of (\d+); the other lines follow\]/;
+
+/** The held stretches a partial answer's marker names (`1-3, 7, 9-12`). */
+function heldOf(list: string): { start: number; end: number }[] {
+  return list.split(", ").map((p) => {
+    const [a, b] = p.split("-").map(Number);
+    return { start: a, end: b ?? a };
+  });
+}
+
 function translate(
   s: ReadStep,
   bytes: Uint8Array | undefined,
   index: number,
   no: (why: NotApplicableReason, index: number) => void,
+  maxBytesRatio = DEFAULT_DECISION_CONFIG.maxDiffBytesRatio,
 ): Expect {
   const e = s.expect;
   const out: Expect = { ...e };
@@ -408,6 +431,21 @@ function translate(
     }
     return undefined;
   };
+  if (e.mode === "partial") {
+    // OpenCode's partial answer from the held lines pi's marker names, or OpenCode's own read
+    // (mode null) when it is not much smaller (SPEC §11.8)
+    const g = PARTIAL_MARKER.exec(
+      e.text ?? e.textIncludes?.find((t) => PARTIAL_MARKER.test(t)) ?? "",
+    );
+    if (g === null || Number(g[2]) !== piTotal) {
+      no("pi-text", index);
+      return out;
+    }
+    const partial = openCodePartialAnswer(view, text.split("\n"), heldOf(g[1]));
+    const small = partial !== undefined &&
+      encoder.encode(partial).length < maxBytesRatio * encoder.encode(view.text).length;
+    return small ? { mode: "partial", text: partial } : { mode: null, text: view.text };
+  }
   if (e.text !== undefined) {
     const mode = e.mode ?? null;
     if (mode === "full" || mode === "baseline_fallback" || mode === null) {

@@ -7,7 +7,7 @@
 // received (the `role: "tool"` messages of later requests):
 //
 //   read (OpenCode's own output, byte for byte) -> read again (unchanged) -> a range (unchanged)
-//   -> OpenCode's edit (its result carries the model's belief) -> read (unchanged) -> two reads in one
+//   -> a read held in part (partial, in OpenCode's terms) -> OpenCode's edit (its result carries the model's belief) -> read (unchanged) -> two reads in one
 //   message -> the plugin's readcache_refresh, read (whole file), read (unchanged) -> a change by
 //   another process (a diff) -> OpenCode's write, then read (unchanged)
 //   -> compaction, read (whole file) -> read b, revert it, read b (whole file) and a (unchanged)
@@ -79,6 +79,7 @@ Deno.test({
       Array.from({ length: n }, (_, i) => f(i + 1)).join("\n") + "\n";
     await put("a.txt", lines(30, (i) => `const v${i} = ${i};`));
     await put("b.txt", "bee one\nbee two\n");
+    await put("c.txt", lines(300, (i) => `row ${i} of the c file`));
     const awkward: Record<string, { text: string; cached: boolean }> = {
       "crlf.txt": { text: "one\r\ntwo\r\n", cached: false },
       "lone-cr.txt": { text: "one\rtwo\n", cached: false },
@@ -226,6 +227,20 @@ Deno.test({
       check(r2.parts[0], "unchanged", "[readcache: unchanged, 30 lines]");
       const r3 = await turn([read("a.txt", { offset: 10, limit: 5 })]);
       check(r3.parts[0], "unchanged_range", "[readcache: unchanged in lines 10-14 of 30]");
+
+      // 1b. a read the model holds in part: the held lines named, the others numbered as
+      //     OpenCode numbers them, then OpenCode's own notice (SPEC §11.8)
+      const c1 = await turn([read("c.txt", { limit: 100 })]);
+      check(c1.parts[0], "full", await openCodeText("c.txt", { limit: 100 }));
+      const c2 = await turn([read("c.txt", { limit: 200 })]);
+      check(
+        c2.parts[0],
+        "partial",
+        "[readcache: unchanged in lines 1-100 of 300; the other lines follow]\n" +
+          Array.from({ length: 100 }, (_, k) => `${k + 101}: row ${k + 101} of the c file`)
+            .join("\n") +
+          "\n\n(Showing lines 1-200 of 300. Use offset=201 to continue.)",
+      );
 
       // 2. OpenCode's own edit: the plugin works out the model's belief before it runs (SPEC
       //    §5.9) and its stored result carries it; the next read of what it wrote is unchanged

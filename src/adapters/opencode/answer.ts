@@ -21,9 +21,10 @@
  *
  * @module
  */
-import type { ReadDecision } from "../../core/decision.ts";
+import { DEFAULT_DECISION_CONFIG, type ReadDecision } from "../../core/decision.ts";
 import {
   diffHeader,
+  partialAnswer,
   rangeDiffHeader,
   unchangedMarker,
   unchangedRangeElsewhereMarker,
@@ -34,6 +35,66 @@ import { FULL_SCOPE } from "../../core/scope.ts";
 import type { OpenCodeReadView } from "./baseline.ts";
 
 export type { ReadCacheMetaV1, ReadDecision };
+
+const encoder = new TextEncoder();
+
+/**
+ * The file a partial answer shows lines of: its lines as the core splits
+ * them (`text.split("\n")`, the same as OpenCode's for a cacheable read),
+ * and the size limit of a partial answer against OpenCode's own (default
+ * `maxDiffBytesRatio` of the decision configuration).
+ *
+ * @example
+ * ```ts
+ * import type { OpenCodeFileLines } from "@readcache/core/opencode";
+ * const f: OpenCodeFileLines = { lines: "a\nb\n".split("\n"), maxBytesRatio: 0.9 };
+ * ```
+ */
+export interface OpenCodeFileLines {
+  /** The file's lines (`text.split("\n")`). */
+  lines: readonly string[];
+  /** A partial answer must be smaller than this share of OpenCode's own answer. */
+  maxBytesRatio?: number;
+}
+
+/**
+ * A partial answer (SPEC §8.4) in OpenCode's terms (§11.8): the marker naming
+ * the held lines with OpenCode's line count, each other line of the window
+ * numbered as OpenCode numbers it (`N: text`), then OpenCode's own closing
+ * notice of that read. `held` are the core's held stretches; pi's empty line
+ * after a final line break, which OpenCode does not show, is left out.
+ * `undefined` when no line, or every line, of OpenCode's window is held.
+ *
+ * @example
+ * ```ts
+ * import { openCodePartialAnswer, renderOpenCodeRead } from "@readcache/core/opencode";
+ * const text = "a\nb\nc\n";
+ * const view = renderOpenCodeRead({ path: "/w/a", text })!;
+ * openCodePartialAnswer(view, text.split("\n"), [{ start: 1, end: 2 }]);
+ * // "[readcache: unchanged in lines 1-2 of 3; the other lines follow]\n3: c\n\n(End of file - total 3 lines)"
+ * ```
+ */
+export function openCodePartialAnswer(
+  view: OpenCodeReadView,
+  lines: readonly string[],
+  held: readonly { start: number; end: number }[],
+): string | undefined {
+  const inWindow = held
+    .map((h) => ({ start: Math.max(h.start, view.start), end: Math.min(h.end, view.end) }))
+    .filter((h) => h.start <= h.end);
+  const shown: number[] = [];
+  let next = view.start;
+  for (const h of inWindow) {
+    for (let n = next; n < h.start; n++) shown.push(n);
+    next = Math.max(next, h.end + 1);
+  }
+  for (let n = next; n <= view.end; n++) shown.push(n);
+  if (inWindow.length === 0 || shown.length === 0) return undefined;
+  const marker = partialAnswer(lines, inWindow, [], view.fileLines);
+  const close = view.text.lastIndexOf("\n\n(");
+  const notice = close < 0 ? "" : view.text.slice(close, view.text.length - "\n</content>".length);
+  return [marker, ...shown.map((n) => `${n}: ${lines[n - 1]}`)].join("\n") + notice;
+}
 
 /**
  * True when a read OpenCode showed as `view` (of `bytes`, decoded to `text`)
@@ -99,7 +160,9 @@ export function scopeMatchesView(meta: ReadCacheMetaV1, view: OpenCodeReadView):
 
 /**
  * The text OpenCode's model gets for a cached answer: the core's markers
- * (SPEC §8.1) and diff payload (§8.2, §8.3) with OpenCode's line count, or
+ * (SPEC §8.1) and diff payload (§8.2, §8.3) with OpenCode's line count, a
+ * partial answer in OpenCode's terms when `file` is given
+ * ({@linkcode openCodePartialAnswer}, §8.4), or
  * `undefined` for the modes that keep OpenCode's own output (`full`,
  * `baseline_fallback`, and the plain read `null`). Call it only when
  * {@linkcode scopeMatchesView} holds.
@@ -115,9 +178,21 @@ export function scopeMatchesView(meta: ReadCacheMetaV1, view: OpenCodeReadView):
 export function openCodeAnswerText(
   decision: ReadDecision,
   view: OpenCodeReadView,
+  file?: OpenCodeFileLines,
 ): string | undefined {
   const total = view.fileLines;
   switch (decision.mode) {
+    case "partial": {
+      const held = decision.details.readcache?.held;
+      if (file === undefined || held === undefined) return undefined;
+      const text = openCodePartialAnswer(view, file.lines, held);
+      const ratio = file.maxBytesRatio ?? DEFAULT_DECISION_CONFIG.maxDiffBytesRatio;
+      // as for pi (SPEC §8.4): only when much smaller than OpenCode's own answer
+      return text !== undefined &&
+          encoder.encode(text).length < ratio * encoder.encode(view.text).length
+        ? text
+        : undefined;
+    }
     case "unchanged":
       return unchangedMarker(total);
     case "unchanged_range":

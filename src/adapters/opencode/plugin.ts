@@ -43,6 +43,7 @@ import {
   type DecisionConfig,
   type DecisionReason,
   DEFAULT_DECISION_CONFIG,
+  partialNeedsOf,
   planRead,
 } from "../../core/decision.ts";
 import { BranchKnowledge, type InFlightRead } from "../../core/knowledge.ts";
@@ -519,21 +520,31 @@ function readcacheHooks(
     });
     const stores = storesFor(readCall.pathKey);
     const objects = new Map<string, Uint8Array | undefined>();
-    for (const hash of plan.needs) {
+    const load = async (hash: string) => {
       let bytes: Uint8Array | undefined;
       for (const s of stores) {
         bytes = await s.get(hash).catch(() => undefined);
         if (bytes !== undefined) break;
       }
       objects.set(hash, bytes);
+    };
+    for (const hash of plan.needs) await load(hash);
+    let decision = decidePlan(plan, objects);
+    if (decision.mode === "full" || decision.mode === "baseline_fallback") {
+      // a plain read: the contents a partial answer compares lines with, then decide again
+      const more = partialNeedsOf(plan).filter((hash) => !objects.has(hash));
+      for (const hash of more) await load(hash);
+      if (more.length > 0) decision = decidePlan(plan, objects);
     }
-    const decision = decidePlan(plan, objects);
     if (decision.store !== undefined) {
       await stores[0].put(decision.store.hash, decision.store.bytes).catch(() => undefined);
     }
     const meta = decision.details.readcache;
     if (meta === undefined || !scopeMatchesView(meta, view)) return unknown();
-    const derived = openCodeAnswerText(decision, view);
+    const derived = openCodeAnswerText(decision, view, {
+      lines: text.split("\n"),
+      maxBytesRatio: options.config?.maxDiffBytesRatio,
+    });
     if (decision.mode !== "full" && decision.mode !== "baseline_fallback") {
       if (derived === undefined) return unknown();
       output.output = derived + suffix;

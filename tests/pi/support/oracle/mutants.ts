@@ -173,6 +173,16 @@ export const PLANTED_BUGS: PlantedBug[] = [
       `    const ok = h !== null && h === hashAt(name, n) && linesOf(h)?.[n - 1] === lines[n - 1] &&\n`,
     replace: `    const ok = h !== null && h === hashAt(name, n) &&\n`,
   },
+  // the OpenCode plugin's partial answer (SPEC §11.8) names the line before each held stretch as
+  // held too: a line the model lacks, or holds otherwise, is claimed unchanged
+  {
+    name: "opencode-partial-claims-line-before",
+    ports: ["opencode"],
+    file: "src/adapters/opencode/answer.ts",
+    find: `.map((h) => ({ start: Math.max(h.start, view.start), end: Math.min(h.end, view.end) }))`,
+    replace:
+      `.map((h) => ({ start: Math.max(h.start - 1, view.start), end: Math.min(h.end, view.end) }))`,
+  },
   // the OpenCode plugin: a finished compaction summary is no barrier (SPEC §6.1), so reads the
   // model lost to compaction still back cached answers; caught through the OpenCode port
   {

@@ -438,6 +438,7 @@ export function openCodeTextAsPi(
   file: { endsWithBreak: boolean; piLines: number } | undefined,
 ): string {
   const nl = file?.endsWithBreak ? 1 : 0;
+  if (mode === "partial") return openCodePartialAsPi(text, nl, file?.piLines) ?? text;
   if (mode === "unchanged" || mode === "unchanged_range" || mode === "diff") {
     const first = text.split("\n", 1)[0];
     const rest = text.slice(first.length);
@@ -471,4 +472,62 @@ export function openCodeTextAsPi(
         file?.piLines ?? end + 1
       } (50.0KB limit). Use offset=${end + 1} to continue.]`;
   }
+}
+
+/**
+ * An OpenCode partial answer (SPEC §11.8: the marker, each other line as
+ * `N: text`, an empty line, OpenCode's closing notice) written as pi's (§8.4:
+ * the marker with pi's count, each shown stretch under its header, pi's
+ * notice). When OpenCode's window reaches the end of a file that ends with a
+ * line break, pi's window also holds the empty line after it: it is shown
+ * (the model knows the file ends with a break, as above). `undefined` when
+ * the text is not in that form.
+ */
+function openCodePartialAsPi(
+  text: string,
+  nl: number,
+  piLines: number | undefined,
+): string | undefined {
+  const lines = text.split("\n");
+  const m = /^\[readcache: unchanged in lines ([\d, -]+) of (\d+); the other lines follow\]$/
+    .exec(lines[0]);
+  if (!m || lines.length < 4 || lines[lines.length - 2] !== "") return undefined;
+  const total = Number(m[2]);
+  const shown: { n: number; text: string }[] = [];
+  for (const l of lines.slice(1, -2)) {
+    const g = /^(\d+): /.exec(l);
+    if (!g) return undefined;
+    shown.push({ n: Number(g[1]), text: l.slice(g[0].length) });
+  }
+  const footer = lines[lines.length - 1];
+  const held = m[1].split(", ").map((p) => Number(p.split("-").at(-1)));
+  const last = Math.max(shown.at(-1)?.n ?? 0, ...held);
+  const first = Math.min(
+    shown[0]?.n ?? Infinity,
+    ...m[1].split(", ").map((p) => Number(p.split("-")[0])),
+  );
+  let notice = "";
+  if (/^\(End of file - total \d+ lines\)$/.test(footer)) {
+    if (nl) shown.push({ n: total + 1, text: "" });
+  } else if (/^\(Showing lines \d+-\d+ of \d+\. Use offset=\d+ to continue\.\)$/.test(footer)) {
+    notice = `\n\n[Showing lines ${first}-${last} of ${total + nl}. Use offset=${
+      last + 1
+    } to continue.]`;
+  } else if (/^\(Output capped at 50 KB\. /.test(footer)) {
+    notice = `\n\n[Showing lines ${first}-${last} of ${piLines ?? last + 1} (50.0KB limit). ` +
+      `Use offset=${last + 1} to continue.]`;
+  } else return undefined;
+  const out = [`[readcache: unchanged in lines ${m[1]} of ${total + nl}; the other lines follow]`];
+  for (let i = 0; i < shown.length;) {
+    let j = i;
+    while (j + 1 < shown.length && shown[j + 1].n === shown[j].n + 1) j++;
+    const a = shown[i].n;
+    const b = shown[j].n;
+    out.push(
+      a === b ? `[line ${a}]` : `[lines ${a}-${b}]`,
+      ...shown.slice(i, j + 1).map((x) => x.text),
+    );
+    i = j + 1;
+  }
+  return out.join("\n") + notice;
 }
