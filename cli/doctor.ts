@@ -10,7 +10,6 @@
  */
 import { join } from "node:path";
 import { bytesInWords } from "../src/core/status.ts";
-import { FsObjectStore } from "../src/store/fs_object_store.ts";
 import {
   EXIT_OK,
   EXIT_PROBLEM,
@@ -20,7 +19,8 @@ import {
   progressCallback,
   stdoutStyle,
 } from "./support/output.ts";
-import { objectReferences, projectDir, sessionsOf, skippedWords } from "./support/sessions.ts";
+import { projectDir, skippedWords } from "./support/sessions.ts";
+import { sessionReferences, storeTarget } from "./support/store_target.ts";
 import {
   aType,
   checkObject,
@@ -47,6 +47,8 @@ export interface DoctorOptions {
   cwd?: string;
   /** Where pi keeps sessions, when not in its default place. */
   sessions?: string;
+  /** The OpenCode plugin's store, with the project's sessions in OpenCode's database. */
+  opencode?: boolean;
   /** Print JSON. */
   json?: boolean;
 }
@@ -89,7 +91,8 @@ const octal = (mode: number) => mode.toString(8).padStart(4, "0");
  */
 export async function doctorCommand(options: DoctorOptions): Promise<number> {
   const cwd = await projectDir(options.cwd, Deno.cwd());
-  const store = FsObjectStore.forCwd(cwd);
+  const target = storeTarget(cwd, options.opencode === true);
+  const store = target.store;
   const root = store.root;
   const objectsDir = join(root, "objects");
   const tmpDir = join(root, "tmp");
@@ -101,13 +104,14 @@ export async function doctorCommand(options: DoctorOptions): Promise<number> {
 
   const health = await store.health();
   if (!health.ok) problem(health.path, health.what, health.fix);
-  const unsafe = await unsafeStoreDir(cwd);
+  const unsafe = await unsafeStoreDir(cwd, target.hostDir);
   let exists = false;
   const objects = { count: 0, bytes: 0, intact: 0 };
   const referenced = { count: 0, bytes: 0 };
   const unreferenced = { count: 0, bytes: 0, paths: [] as string[] };
   const tmp = { stale: 0, recent: 0, bytes: 0 };
   let sessionInfo = { dir: "", files: 0, skipped: 0, unreadable: 0 };
+  const noun = options.opencode === true ? "OpenCode session" : "pi session";
 
   if (unsafe === undefined) {
     try {
@@ -201,23 +205,38 @@ export async function doctorCommand(options: DoctorOptions): Promise<number> {
     }
     progress.done();
 
-    const found = await sessionsOf(cwd, options.sessions, progressCallback("session files read"));
+    const found = await sessionReferences(
+      cwd,
+      options.opencode === true,
+      options.sessions,
+      progressCallback("session files read"),
+    );
     sessionInfo = {
-      dir: found.dir,
-      files: found.files.length,
+      dir: found.where,
+      files: found.sessions,
       skipped: found.skipped,
       unreadable: found.unreadable.length,
     };
     for (const u of found.unreadable) {
+      if (options.opencode === true) {
+        problem(
+          u.path,
+          `is OpenCode's database and cannot be read (${u.why}): the stored copies OpenCode's ` +
+            "sessions refer to cannot be known, and readcache gc removes no copy for being " +
+            "unreferenced",
+          "set XDG_DATA_HOME or OPENCODE_DB as OpenCode runs with, then run readcache doctor " +
+            "--opencode again",
+        );
+        continue;
+      }
       problem(
         u.path,
         `is a session file that cannot be read (${u.why}): the stored copies it refers to ` +
           "cannot be known, and readcache gc stops before removing any copy",
-        `chmod u+r ${shellQuote(u.path)}   (or move it out of ${shellQuote(found.dir)})`,
+        `chmod u+r ${shellQuote(u.path)}   (or move it out of ${shellQuote(found.where)})`,
       );
     }
-    const refs = new Map<string, number>();
-    for (const s of found.files) objectReferences(s.entries, s.mtimeMs, refs);
+    const refs = found.refs;
     for (const [hash, e] of seen) {
       if (refs.has(hash)) {
         referenced.count++;
@@ -228,13 +247,16 @@ export async function doctorCommand(options: DoctorOptions): Promise<number> {
         unreferenced.paths.push(e.path);
       }
     }
-    if (unreferenced.count > 0) {
+    // (with sessions that cannot be read, gc keeps every copy: nothing to tidy)
+    if (unreferenced.count > 0 && found.unreadable.length === 0) {
       note(
         objectsDir,
         `${plural(unreferenced.count, "stored copy", "stored copies")} (${
           bytesInWords(unreferenced.bytes)
-        }) no pi session of this project refers to`,
-        "readcache gc   (readcache gc --dry-run shows what it would remove)",
+        }) no ${noun} of this project refers to`,
+        options.opencode === true
+          ? "readcache gc --opencode   (with --dry-run it shows what it would remove)"
+          : "readcache gc   (readcache gc --dry-run shows what it would remove)",
       );
     }
 
@@ -261,7 +283,9 @@ export async function doctorCommand(options: DoctorOptions): Promise<number> {
         `${plural(tmp.stale, "temporary file")} (${
           bytesInWords(tmp.bytes)
         }) left by interrupted writes`,
-        "readcache gc   (pi also removes them on its next write)",
+        options.opencode === true
+          ? "readcache gc --opencode   (the plugin also removes them on its next write)"
+          : "readcache gc   (pi also removes them on its next write)",
       );
     }
   }
@@ -271,6 +295,7 @@ export async function doctorCommand(options: DoctorOptions): Promise<number> {
   if (options.json) {
     printJson({
       cwd,
+      host: target.host,
       store: {
         path: root,
         exists,
@@ -304,7 +329,7 @@ export async function doctorCommand(options: DoctorOptions): Promise<number> {
       }; ${objects.intact} of ${objects.count} re-hashed intact`,
     );
     out.push(
-      `  ${plural(sessionInfo.files, "pi session")} of this project in ${sessionInfo.dir}` +
+      `  ${plural(sessionInfo.files, noun)} of this project in ${sessionInfo.dir}` +
         skippedWords(sessionInfo.skipped),
     );
     const those = sessionInfo.files === 1

@@ -24,7 +24,6 @@
 import { lstat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { bytesInWords } from "../src/core/status.ts";
-import { FsObjectStore } from "../src/store/fs_object_store.ts";
 import {
   CliError,
   EXIT_OK,
@@ -36,7 +35,8 @@ import {
   progressCallback,
   stdoutStyle,
 } from "./support/output.ts";
-import { objectReferences, projectDir, sessionsOf, skippedWords } from "./support/sessions.ts";
+import { projectDir, skippedWords } from "./support/sessions.ts";
+import { sessionReferences, storeTarget } from "./support/store_target.ts";
 import {
   aType,
   checkObject,
@@ -68,6 +68,8 @@ export interface GcOptions {
   cwd?: string;
   /** Where pi keeps sessions, when not in its default place. */
   sessions?: string;
+  /** The OpenCode plugin's store, with the project's sessions in OpenCode's database. */
+  opencode?: boolean;
   /** Print JSON. */
   json?: boolean;
   /** The clock (tests). */
@@ -100,10 +102,11 @@ const WHY_WORDS: Record<Why, string> = {
 export async function gcCommand(options: GcOptions): Promise<number> {
   const now = options.now ?? Date.now();
   const cwd = await projectDir(options.cwd, Deno.cwd());
-  const store = FsObjectStore.forCwd(cwd);
+  const target = storeTarget(cwd, options.opencode === true);
+  const store = target.store;
   const objectsDir = join(store.root, "objects");
   const tmpDir = join(store.root, "tmp");
-  const unsafe = await unsafeStoreDir(cwd);
+  const unsafe = await unsafeStoreDir(cwd, target.hostDir);
   if (unsafe !== undefined) {
     throw new CliError(
       `${unsafe.path} is ${
@@ -121,9 +124,13 @@ export async function gcCommand(options: GcOptions): Promise<number> {
     );
   }
 
-  const found = await sessionsOf(cwd, options.sessions, progressCallback("session files read"));
-  const refs = new Map<string, number>();
-  for (const s of found.files) objectReferences(s.entries, s.mtimeMs, refs);
+  const found = await sessionReferences(
+    cwd,
+    options.opencode === true,
+    options.sessions,
+    progressCallback("session files read"),
+  );
+  const refs = found.refs;
   const blind = found.unreadable.length > 0;
   const cutoff = options.maxAgeDays === undefined
     ? -Infinity
@@ -181,7 +188,7 @@ export async function gcCommand(options: GcOptions): Promise<number> {
   const removed: typeof remove = [];
   if (!options.dryRun && remove.length > 0) {
     // the directories again, right before removing: a link swapped in meanwhile stops gc
-    const now = await unsafeStoreDir(cwd);
+    const now = await unsafeStoreDir(cwd, target.hostDir);
     if (now !== undefined) {
       throw new CliError(
         `${now.path} became ${aType(now.type)} while gc ran: nothing was removed. ` +
@@ -210,11 +217,12 @@ export async function gcCommand(options: GcOptions): Promise<number> {
   if (options.json) {
     printJson({
       cwd,
+      host: target.host,
       store: store.root,
       dryRun: options.dryRun === true,
       sessions: {
-        dir: found.dir,
-        files: found.files.length,
+        dir: found.where,
+        files: found.sessions,
         skipped: found.skipped,
         unreadable: found.unreadable,
       },
@@ -231,13 +239,28 @@ export async function gcCommand(options: GcOptions): Promise<number> {
   const out: string[] = [
     style.heading(`readcache gc${options.dryRun ? " (dry run: nothing removed)" : ""}`),
     `store: ${store.root}`,
-    `  ${plural(found.files.length, "pi session")} of this project in ${found.dir}` +
+    `  ${plural(found.sessions, found.noun)} of this project in ${found.where}` +
     skippedWords(found.skipped),
   ];
+  const again = options.opencode === true ? "readcache gc --opencode" : "readcache gc";
   for (const u of found.unreadable) {
-    out.push(style.bad(`  cannot read the session file ${u.path} (${u.why})`));
+    out.push(
+      style.bad(
+        options.opencode === true
+          ? `  cannot read OpenCode's database ${u.path} (${u.why})`
+          : `  cannot read the session file ${u.path} (${u.why})`,
+      ),
+    );
   }
-  if (blind) {
+  if (blind && options.opencode === true) {
+    out.push(
+      style.bad(
+        "  so the copies OpenCode's sessions refer to cannot be known: every stored copy is kept " +
+          "(only damaged copies and leftovers of interrupted writes count below)",
+      ),
+      `  fix: set XDG_DATA_HOME or OPENCODE_DB as OpenCode runs with, then run ${again} again`,
+    );
+  } else if (blind) {
     out.push(
       style.bad(
         `  so the copies ${
@@ -248,14 +271,16 @@ export async function gcCommand(options: GcOptions): Promise<number> {
       `  fix: make ${found.unreadable.length === 1 ? "it" : "them"} readable (chmod u+r FILE) ` +
         `or move ${
           found.unreadable.length === 1 ? "it" : "them"
-        } out of ${found.dir}, then run readcache gc again`,
+        } out of ${found.where}, then run ${again} again`,
     );
   }
-  if (found.files.length === 0) {
+  if (found.sessions === 0 && !blind) {
     out.push(
       style.warn(
         "  no session of this project was found, so no stored copy is referred to " +
-          "(pass --sessions DIR if pi keeps its sessions elsewhere)",
+          (options.opencode === true
+            ? "(run readcache in the directory OpenCode ran in, or pass it with --cwd DIR)"
+            : "(pass --sessions DIR if pi keeps its sessions elsewhere)"),
       ),
     );
   }

@@ -187,23 +187,30 @@ ${FOOTER}`,
     )
     .option("--cwd <dir>", "the project directory (default: the current one)")
     .option("--sessions <dir>", "where pi keeps the sessions, when not in its default place")
+    .option(
+      "--opencode",
+      "the OpenCode plugin's store (<project>/.opencode/readcache), with the project's sessions " +
+        "in OpenCode's database ($XDG_DATA_HOME/opencode/opencode.db, or OPENCODE_DB)",
+    )
     .option("--json", "print JSON")
     .addHelpText(
       "after",
       `
-Exits 1 when the store has a problem, or a session file in pi's sessions directory cannot be
-read (each is printed with its fix); copies no session refers to and leftovers are not problems:
-readcache gc removes them.
+Exits 1 when the store has a problem, or a session file in pi's sessions directory (with
+--opencode: OpenCode's database) cannot be read (each is printed with its fix); copies no session
+refers to and leftovers are not problems: readcache gc removes them.
 
 Examples:
   $ readcache doctor
   $ readcache doctor --cwd ~/work/app --json
+  $ readcache doctor --opencode        the store of the OpenCode plugin
 ${FOOTER}`,
     )
     .action(async (o: Record<string, unknown>) => {
       code = await doctorCommand({
         cwd: o.cwd as string | undefined,
         sessions: o.sessions as string | undefined,
+        opencode: o.opencode === true,
         json: o.json === true,
       });
     });
@@ -227,6 +234,11 @@ ${FOOTER}`,
     )
     .option("--cwd <dir>", "the project directory (default: the current one)")
     .option("--sessions <dir>", "where pi keeps the sessions, when not in its default place")
+    .option(
+      "--opencode",
+      "the OpenCode plugin's store (<project>/.opencode/readcache), kept for the project's " +
+        "sessions in OpenCode's database ($XDG_DATA_HOME/opencode/opencode.db, or OPENCODE_DB)",
+    )
     .option("--json", "print JSON")
     .addHelpText(
       "after",
@@ -234,11 +246,13 @@ ${FOOTER}`,
 Copies written in the last hour are always kept (a running pi may not have saved the read that
 uses them yet). Links are never followed; only regular files named like the store's own are
 removed. Exits 1 when the store cannot be used, a removal failed, or a session file in pi's
-sessions directory cannot be read (then no copy is removed for being unreferenced).
+sessions directory (with --opencode: OpenCode's database) cannot be read (then no copy is removed
+for being unreferenced).
 
 Examples:
   $ readcache gc --dry-run
   $ readcache gc --max-age 30 --max-bytes 50M
+  $ readcache gc --opencode --dry-run  the store of the OpenCode plugin
 ${FOOTER}`,
     )
     .action(async (o: Record<string, unknown>) => {
@@ -248,6 +262,7 @@ ${FOOTER}`,
         maxBytes: o.maxBytes as number | undefined,
         cwd: o.cwd as string | undefined,
         sessions: o.sessions as string | undefined,
+        opencode: o.opencode === true,
         json: o.json === true,
       });
     });

@@ -469,3 +469,77 @@ Deno.test("--help of status and savings names OpenCode with an example", async (
     await Deno.remove(w.root, { recursive: true });
   }
 });
+
+Deno.test("doctor and gc --opencode: the plugin's store, kept for the sessions in OpenCode's database", async () => {
+  const w = await makeWorld();
+  const store = join(w.app, ".opencode/readcache");
+  for (const d of [join(w.app, ".opencode"), store, join(store, "objects")]) {
+    await Deno.chmod(d, 0o700);
+  }
+  // the session's copies, written two days ago; and one no session refers to
+  const old = new Date(Date.now() - 2 * 24 * 3600 * 1000);
+  const kept: string[] = [];
+  for await (const e of Deno.readDir(join(store, "objects"))) {
+    kept.push(e.name);
+    await Deno.utime(join(store, "objects", e.name), old, old);
+  }
+  const orphanText = "a file no session read\n";
+  const orphan = `sha256-${createHash("sha256").update(orphanText).digest("hex")}.txt`;
+  await Deno.writeTextFile(join(store, "objects", orphan), orphanText, { mode: 0o600 });
+  await Deno.utime(join(store, "objects", orphan), old, old);
+
+  const doctor = await cli(w, ["doctor", "--opencode", "--json"]);
+  assert.equal(doctor.code, 0, doctor.stdout + doctor.stderr);
+  const d = json<{
+    host: string;
+    store: { path: string };
+    objects: { count: number; intact: number };
+    referenced: { count: number };
+    unreferenced: { count: number };
+    sessions: { dir: string; files: number };
+  }>(doctor);
+  assert.equal(d.host, "opencode");
+  assert.equal(d.store.path, store);
+  assert.deepEqual([d.objects.count, d.objects.intact], [kept.length + 1, kept.length + 1]);
+  assert.deepEqual([d.referenced.count, d.unreferenced.count], [kept.length, 1]);
+  assert.deepEqual([d.sessions.dir, d.sessions.files], [w.db, 1]);
+  const text = await cli(w, ["doctor", "--opencode"]);
+  assert.match(text.stdout, /1 OpenCode session of this project in /);
+  assert.match(text.stdout, /1 stored copy \(.*\) no OpenCode session of this project refers to/);
+  assert.match(text.stdout, /fix: readcache gc --opencode/);
+
+  const before = await snapshot(w.data);
+  const dry = await cli(w, ["gc", "--opencode", "--dry-run", "--json"]);
+  assert.equal(dry.code, 0, dry.stderr);
+  const planned = json<{ removed: { path: string; why: string }[] }>(dry).removed;
+  assert.deepEqual(planned, [{
+    path: join(store, "objects", orphan),
+    bytes: orphanText.length,
+    why: "unreferenced",
+  }]);
+  const gc = await cli(w, ["gc", "--opencode"]);
+  assert.equal(gc.code, 0, gc.stderr);
+  assert.match(gc.stdout, /removed 1 stored copy .*; kept 3 copies/);
+  const left = [];
+  for await (const e of Deno.readDir(join(store, "objects"))) left.push(e.name);
+  assert.deepEqual(left.sort(), kept.sort());
+  // OpenCode's database is only read
+  assert.deepEqual(await snapshot(w.data), before);
+});
+
+Deno.test("gc --opencode without OpenCode's database removes no copy for being unreferenced, and says why", async () => {
+  const w = await makeWorld();
+  await Deno.remove(w.db);
+  const store = join(w.app, ".opencode/readcache/objects");
+  const old = new Date(Date.now() - 2 * 24 * 3600 * 1000);
+  for await (const e of Deno.readDir(store)) await Deno.utime(join(store, e.name), old, old);
+  const gc = await cli(w, ["gc", "--opencode"]);
+  assert.equal(gc.code, 1);
+  assert.match(gc.stdout, /cannot read OpenCode's database .*opencode\.db \(it does not exist\)/);
+  assert.match(gc.stdout, /fix: set XDG_DATA_HOME or OPENCODE_DB as OpenCode runs with/);
+  assert.match(gc.stdout, /removed 0 stored copies/);
+  const doctor = await cli(w, ["doctor", "--opencode"]);
+  assert.equal(doctor.code, 1);
+  assert.match(doctor.stdout, /is OpenCode's database and cannot be read \(it does not exist\)/);
+  assert.doesNotMatch(doctor.stdout, /can be tidied/);
+});

@@ -20,6 +20,7 @@ import {
 } from "../cli/savings.ts";
 import { savingsHtml } from "../cli/savings_html.ts";
 import { plural } from "../cli/support/output.ts";
+import { objectReferences } from "../cli/support/sessions.ts";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const FIXTURES = join(REPO, "tests/fixtures/sessions");
@@ -1812,4 +1813,37 @@ Deno.test("plurals: savings, text and page, with one of everything and with many
     "1 read (104 bytes) shows part of a file whose whole content the session never showed before; " +
       "it counts as sent in full on both sides.",
   );
+});
+
+Deno.test("gc and doctor count as referred to the contents held stretches name (partial answers, edits)", () => {
+  const [a, b, c] = ["a", "b", "c"].map((x) => x.repeat(64));
+  const refs = objectReferences([
+    {
+      type: "message",
+      timestamp: "2026-01-02T00:00:00.000Z",
+      message: {
+        role: "toolResult",
+        details: {
+          readcache: {
+            mode: "partial",
+            servedHash: a,
+            baseHash: a,
+            held: [{ start: 1, end: 2, hash: b }],
+          },
+        },
+      },
+    },
+    {
+      type: "message",
+      timestamp: "2026-01-03T00:00:00.000Z",
+      message: {
+        role: "toolResult",
+        details: {
+          readcache: { kind: "edit", servedHash: c, baseHash: a, held: [{ start: 1, hash: b }] },
+        },
+      },
+    },
+  ] as never, 0);
+  assert.deepEqual([...refs.keys()].sort(), [a, b, c]);
+  assert.equal(refs.get(b), Date.parse("2026-01-03T00:00:00.000Z"));
 });

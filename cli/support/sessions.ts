@@ -587,10 +587,33 @@ export function objectReferences(
       : typeof msg?.timestamp === "number"
       ? msg.timestamp
       : fallbackMs;
-    for (const h of [rc.servedHash, rc.baseHash]) {
-      if (typeof h !== "string" || !HASH_PATTERN.test(h)) continue;
-      into.set(h, Math.max(into.get(h) ?? 0, when));
-    }
+    metaReferences(rc, when, into);
+  }
+  return into;
+}
+
+/**
+ * Adds the stored contents one read, edit or partial answer metadata
+ * (`details.readcache`, `metadata.readcache`) refers to, at time `when`: its
+ * `servedHash`, `baseHash` and the `hash` of each `held` stretch (a content
+ * the model holds lines of, which a later answer compares lines with).
+ *
+ * @example
+ * ```ts
+ * import { metaReferences } from "./sessions.ts";
+ * metaReferences({ servedHash: "a".repeat(64) }, 5).get("a".repeat(64)); // 5
+ * ```
+ */
+export function metaReferences(
+  rc: Record<string, unknown>,
+  when: number,
+  into: Map<string, number> = new Map(),
+): Map<string, number> {
+  const held = Array.isArray(rc.held) ? rc.held : [];
+  const hashes = [rc.servedHash, rc.baseHash, ...held.map((h) => (h as { hash?: unknown })?.hash)];
+  for (const h of hashes) {
+    if (typeof h !== "string" || !HASH_PATTERN.test(h)) continue;
+    into.set(h, Math.max(into.get(h) ?? 0, when));
   }
   return into;
 }

@@ -148,7 +148,8 @@ export async function checkObject(path: string, hash: string, cap: number): Prom
 
 /**
  * Whether each directory from the project down to the store's `objects/` and
- * `tmp/` is a real directory (not a link): the first that is not, or
+ * `tmp/` (under `.pi/`, or `.opencode/` for the OpenCode plugin's store) is
+ * a real directory (not a link): the first that is not, or
  * `undefined`. Missing directories below the first missing one are not
  * looked at.
  *
@@ -160,12 +161,13 @@ export async function checkObject(path: string, hash: string, cap: number): Prom
  */
 export async function unsafeStoreDir(
   cwd: string,
+  hostDir: ".pi" | ".opencode" = ".pi",
 ): Promise<{ path: string; type: StoreEntry["type"] } | undefined> {
   const chain = [
-    join(cwd, ".pi"),
-    join(cwd, ".pi", "readcache"),
-    join(cwd, ".pi", "readcache", "objects"),
-    join(cwd, ".pi", "readcache", "tmp"),
+    join(cwd, hostDir),
+    join(cwd, hostDir, "readcache"),
+    join(cwd, hostDir, "readcache", "objects"),
+    join(cwd, hostDir, "readcache", "tmp"),
   ];
   for (const path of chain) {
     let st: Stats;
