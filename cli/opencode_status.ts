@@ -33,20 +33,15 @@ import {
 import { decidePlan, DEFAULT_DECISION_CONFIG, planRead } from "../src/core/decision.ts";
 import { BranchKnowledge } from "../src/core/knowledge.ts";
 import { parseReadCacheMeta } from "../src/core/meta.ts";
-import type { ReplayEntry } from "../src/core/replay.ts";
 import {
   bytesInWords,
-  describeHeld,
   describeNextRead,
   describeReads,
-  describeSavings,
   formatStatusReport,
   type HeldPart,
   heldParts,
   type NextRead,
-  shownPath,
   type StatusReport,
-  tallyReads,
 } from "../src/core/status.ts";
 import {
   detectImageMimeType,
@@ -55,6 +50,7 @@ import {
 } from "../src/shell/read_service.ts";
 import { FsObjectStore } from "../src/store/fs_object_store.ts";
 import { EXIT_OK, EXIT_PROBLEM, messageOf, printJson, stdoutStyle } from "./support/output.ts";
+import { statusJson, statusReport } from "./support/status_report.ts";
 import { projectDir } from "./support/sessions.ts";
 import type { OpenCodeSessionFile } from "./support/sessions.ts";
 
@@ -273,25 +269,22 @@ export async function openCodeStatus(
     const name = names.get(part.pathKey) ?? part.pathKey;
     held.push({ ...part, next: await predictOpenCodeNextRead(knowledge, part, name, store, cwd) });
   }
-  let storeInfo: StatusReport["store"];
-  try {
-    storeInfo = { path: store.root, ...(await store.stats()) };
-  } catch (e) {
-    storeInfo = { path: store.root, error: `cannot be listed (${messageOf(e)})` };
-  }
-  const report: StatusReport = {
+  const { report, problem } = await statusReport({
     sessionFile: file.path,
     cwd,
-    branchEntries: branch.length,
-    compactions: countCompactions(branch),
+    branch,
+    all,
     held,
-    branch: tallyReads(branch),
-    session: tallyReads(all),
-    store: storeInfo,
-  };
-  const problem = "error" in storeInfo || storeInfo.problem !== undefined;
+    store,
+  });
   const revert = info.revert ?? null;
   if (options.json) {
+    const common = statusJson(
+      report,
+      all,
+      describeOpenCodeNextRead,
+      (reads) => forOpenCode(describeReads(reads)),
+    );
     printJson({
       host: "opencode",
       sessionFile: file.path,
@@ -299,33 +292,9 @@ export async function openCodeStatus(
       title: info.title ?? null,
       cwd,
       revert,
-      branch: {
-        messages: visible.length,
-        entries: branch.length,
-        compactions: report.compactions,
-        reads: report.branch,
-        words: {
-          reads: forOpenCode(describeReads(report.branch)),
-          saved: describeSavings(report.branch),
-        },
-      },
-      wholeSession: {
-        messages: messages.length,
-        entries: all.length,
-        compactions: countCompactions(all),
-        reads: report.session,
-      },
-      held: held.map((h) => ({
-        path: shownPath(h.pathKey, cwd),
-        pathKey: h.pathKey,
-        scope: h.scope,
-        start: h.start,
-        end: h.end,
-        totalLines: h.totalLines,
-        words: describeHeld(shownPath(h.pathKey, cwd), h),
-        next: h.next === undefined ? null : { ...h.next, words: describeOpenCodeNextRead(h.next) },
-      })),
-      store: storeInfo,
+      ...common,
+      branch: { messages: visible.length, ...common.branch },
+      wholeSession: { messages: messages.length, ...common.wholeSession },
     });
     return problem ? EXIT_PROBLEM : EXIT_OK;
   }
@@ -372,8 +341,4 @@ function describeNextReadPainted(
     ? style.bad
     : style.warn;
   return paint(words);
-}
-
-function countCompactions(entries: readonly ReplayEntry[]): number {
-  return entries.filter((e) => e.kind === "compaction").length;
 }

@@ -20,20 +20,16 @@ import { homedir } from "node:os";
 import { PiBranchConverter, readCallsOf } from "../src/adapters/pi/branch.ts";
 import { decidePlan, DEFAULT_DECISION_CONFIG, planRead } from "../src/core/decision.ts";
 import { BranchKnowledge } from "../src/core/knowledge.ts";
-import { activeBranch, type ReplayEntry } from "../src/core/replay.ts";
+import { activeBranch } from "../src/core/replay.ts";
 import { renderBaselineRead } from "../src/core/baseline.ts";
 import {
-  describeHeld,
   describeNextRead,
-  describeReads,
-  describeSavings,
   formatStatusReport,
   type HeldPart,
   heldParts,
   type NextRead,
   shownPath,
   type StatusReport,
-  tallyReads,
 } from "../src/core/status.ts";
 import {
   callResolvers,
@@ -53,6 +49,7 @@ import {
   stdoutStyle,
 } from "./support/output.ts";
 import { openCodeStatus } from "./opencode_status.ts";
+import { statusJson, statusReport } from "./support/status_report.ts";
 import { openCodeSessionFromStorage } from "./support/opencode.ts";
 import {
   latestSession,
@@ -255,57 +252,23 @@ export async function statusCommand(
       { name: part.pathKey, display: shownPath(part.pathKey, cwd) };
     held.push({ ...part, next: await predictNextRead(knowledge, part, call, store, cwd) });
   }
-  let storeInfo: StatusReport["store"];
-  try {
-    storeInfo = { path: store.root, ...(await store.stats()) };
-  } catch (e) {
-    storeInfo = { path: store.root, error: `cannot be listed (${messageOf(e)})` };
-  }
-  const report: StatusReport = {
+  const { report, problem } = await statusReport({
     sessionFile: sessionPath,
     cwd,
-    branchEntries: branch.length,
-    compactions: countCompactions(branch),
+    branch,
+    all,
     held,
-    branch: tallyReads(branch),
-    session: tallyReads(all),
-    store: storeInfo,
-  };
-  const problem = "error" in storeInfo || storeInfo.problem !== undefined;
+    store,
+  });
   if (options.json) {
     printJson({
       sessionFile: sessionPath,
       cwd,
       leafId,
-      branch: {
-        entries: branch.length,
-        compactions: report.compactions,
-        reads: report.branch,
-        words: { reads: describeReads(report.branch), saved: describeSavings(report.branch) },
-      },
-      wholeSession: {
-        entries: all.length,
-        compactions: countCompactions(all),
-        reads: report.session,
-      },
-      held: held.map((h) => ({
-        path: shownPath(h.pathKey, cwd),
-        pathKey: h.pathKey,
-        scope: h.scope,
-        start: h.start,
-        end: h.end,
-        totalLines: h.totalLines,
-        words: describeHeld(shownPath(h.pathKey, cwd), h),
-        next: h.next === undefined ? null : { ...h.next, words: describeNextRead(h.next) },
-      })),
-      store: storeInfo,
+      ...statusJson(report, all, describeNextRead),
     });
   } else {
     console.log(formatStatusReport(report, stdoutStyle()));
   }
   return problem ? EXIT_PROBLEM : EXIT_OK;
-}
-
-function countCompactions(entries: readonly ReplayEntry[]): number {
-  return entries.filter((e) => e.kind === "compaction").length;
 }
