@@ -887,6 +887,76 @@ export class ReplayCursor {
   }
 }
 
+type Interval = [number, number];
+
+/** Positions from `from` on where one of `views` holds text or unknown lines (not vacant ones). */
+function viewedFrom(views: readonly LineView[], from: number): Interval[] {
+  const parts = views.filter((v) => v.vacant !== true && v.end >= from)
+    .map((v): Interval => [Math.max(v.start, from), v.end])
+    .sort((a, b) => a[0] - b[0]);
+  const out: Interval[] = [];
+  for (const [a, b] of parts) {
+    const last = out.at(-1);
+    if (last !== undefined && a <= last[1] + 1) last[1] = Math.max(last[1], b);
+    else out.push([a, b]);
+  }
+  return out;
+}
+
+/** `parts` without the lines `start..end`. */
+function subtractInterval(parts: readonly Interval[], start: number, end: number): Interval[] {
+  const out: Interval[] = [];
+  for (const [a, b] of parts) {
+    if (b < start || a > end) {
+      out.push([a, b]);
+      continue;
+    }
+    if (a < start) out.push([a, start - 1]);
+    if (b > end) out.push([end + 1, b]);
+  }
+  return out;
+}
+
+/**
+ * Where the text of `viewed` lines that lie between the `held` stretches of
+ * an edit is after it: each gap moves by the lines the edit added or removed
+ * before it (the last shown end minus the last held end of the stretch
+ * before it); held lines are left out (they are `shown`).
+ */
+function movedLines(
+  viewed: readonly Interval[],
+  held: readonly LineStretch[],
+  shown: readonly LineStretch[],
+): Interval[] {
+  const gaps: { start: number; end: number; shift: number }[] = [];
+  let start = 1;
+  let shift = 0;
+  for (const [k, h] of held.entries()) {
+    if (h.start > start) gaps.push({ start, end: h.start - 1, shift });
+    if (h.end === undefined) return moveInto(viewed, gaps);
+    start = h.end + 1;
+    shift = (shown[k]?.end ?? h.end) - h.end;
+  }
+  gaps.push({ start, end: TO_END, shift });
+  return moveInto(viewed, gaps);
+}
+
+function moveInto(
+  viewed: readonly Interval[],
+  gaps: readonly { start: number; end: number; shift: number }[],
+): Interval[] {
+  const out: Interval[] = [];
+  for (const g of gaps) {
+    for (const [a, b] of viewed) {
+      const x = Math.max(a, g.start);
+      const y = Math.min(b, g.end);
+      if (x > y) continue;
+      out.push([x + g.shift, y >= TO_END ? TO_END : y + g.shift]);
+    }
+  }
+  return out.filter(([a, b]) => a <= b);
+}
+
 /** True when two calls name the same file (by identity or by name). */
 function sameFile(a: ReadCall, b: ReadCall): boolean {
   return a.pathKey === b.pathKey || a.pathKey === b.name || a.name === b.pathKey ||
@@ -961,32 +1031,20 @@ export function applyEditEvent(
     add({ seq: seq - 0.5, start: 1, end: TO_END, hash: null });
     return false;
   }
-  // from the first touched line on, the model's older views are out of date: unknown where any
-  // view was (under the identity or the name), and as far as the edit can have moved them; lines
-  // no view reached stay unseen
-  const reach = (views: readonly LineView[]) =>
-    views.reduce((m, v) => v.end >= meta.from ? Math.max(m, v.end) : m, meta.from - 1);
-  const lastOld = Math.max(reach(keyViews), reach(nameViews));
-  const h = meta.held.at(-1);
-  const sh = meta.shown.at(-1);
-  const shift = h !== undefined && sh !== undefined && h.end !== undefined &&
-      sh.end !== undefined
-    ? sh.end - h.end
-    : undefined;
-  const unknownEnd = lastOld >= TO_END || shift === undefined ? TO_END : lastOld + shift;
-  if (unknownEnd >= meta.from) {
-    add({ seq: seq - 0.5, start: meta.from, end: unknownEnd, hash: null });
-  }
-  // lines the edit removed leave the last lines any view reached holding nothing the model saw
-  if (unknownEnd < lastOld) {
-    add({
-      seq: seq - 0.5,
-      start: Math.max(meta.from, unknownEnd + 1),
-      end: lastOld,
-      hash: null,
-      vacant: true,
-    });
-  }
+  // From the first touched line on, the model's older views are out of date. Lines between the
+  // held stretches (no line there was touched) moved by the lines the edit added or removed
+  // before them: where an older view held text, its new place is unknown (a view cannot move);
+  // where an older view was but no text moved to, the model holds nothing there (vacant); lines
+  // no view reached stay unseen. The held lines themselves are the `shown` stretches below.
+  const viewed = viewedFrom([...keyViews, ...nameViews], meta.from);
+  const moved = meta.held.length === 0
+    ? [[meta.from, TO_END] as Interval]
+    : movedLines(viewed, meta.held, meta.shown);
+  for (const [a, b] of moved) add({ seq: seq - 0.5, start: a, end: b, hash: null });
+  let stale = viewed;
+  for (const [a, b] of moved) stale = subtractInterval(stale, a, b);
+  for (const st of meta.shown) stale = subtractInterval(stale, st.start, st.end ?? TO_END);
+  for (const [a, b] of stale) add({ seq: seq - 0.5, start: a, end: b, hash: null, vacant: true });
   let trust = sink.trust(call.pathKey);
   const total = meta.totalLines;
   // held as several contents, the lines are one stretch of the believed content

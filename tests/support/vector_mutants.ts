@@ -338,18 +338,25 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
   },
   {
     name: "edit-removed-lines-stay-unknown",
-    rule: "SPEC §5.9: lines an edit's removal left beyond every older view are vacant, not unknown",
+    rule: "SPEC §5.9: lines an edit left holding no text the model saw are vacant, not unknown",
     file: "src/core/replay.ts",
-    find: "    ? sh.end - h.end\n",
-    replace: "    ? Math.max(0, sh.end - h.end)\n",
+    find:
+      "  for (const [a, b] of stale) add({ seq: seq - 0.5, start: a, end: b, hash: null, vacant: true });",
+    replace: "  for (const [a, b] of stale) add({ seq: seq - 0.5, start: a, end: b, hash: null });",
   },
   {
     name: "edit-unknown-to-end",
-    rule: "SPEC §5.9: an edit leaves unknown only lines some older view reached, or moved to",
+    rule: "SPEC §5.9: an edit leaves unknown only where the text of older views moved to",
     file: "src/core/replay.ts",
-    find:
-      "  const unknownEnd = lastOld >= TO_END || shift === undefined ? TO_END : lastOld + shift;",
-    replace: "  const unknownEnd = TO_END;",
+    find: "  const moved = meta.held.length === 0\n",
+    replace: "  const moved = true\n",
+  },
+  {
+    name: "edit-gaps-do-not-move",
+    rule: "SPEC §5.9: lines between held stretches move by the lines the edit added before them",
+    file: "src/core/replay.ts",
+    find: "    shift = (shown[k]?.end ?? h.end) - h.end;",
+    replace: "    shift = 0;",
   },
   {
     name: "edit-held-only-as-base",
