@@ -22,6 +22,7 @@ import {
   type ReadCacheMetaV1,
   type ReadMode,
 } from "./meta.ts";
+import { type Interval, subtractLines } from "./interval.ts";
 import { isContentHash } from "./hash.ts";
 import { FULL_SCOPE, parseScopeKey, type ScopeKey, scopeKeyFor } from "./scope.ts";
 import {
@@ -887,8 +888,6 @@ export class ReplayCursor {
   }
 }
 
-type Interval = [number, number];
-
 /** Positions from `from` on where one of `views` holds text or unknown lines (not vacant ones). */
 function viewedFrom(views: readonly LineView[], from: number): Interval[] {
   const parts = views.filter((v) => v.vacant !== true && v.end >= from)
@@ -899,20 +898,6 @@ function viewedFrom(views: readonly LineView[], from: number): Interval[] {
     const last = out.at(-1);
     if (last !== undefined && a <= last[1] + 1) last[1] = Math.max(last[1], b);
     else out.push([a, b]);
-  }
-  return out;
-}
-
-/** `parts` without the lines `start..end`. */
-function subtractInterval(parts: readonly Interval[], start: number, end: number): Interval[] {
-  const out: Interval[] = [];
-  for (const [a, b] of parts) {
-    if (b < start || a > end) {
-      out.push([a, b]);
-      continue;
-    }
-    if (a < start) out.push([a, start - 1]);
-    if (b > end) out.push([end + 1, b]);
   }
   return out;
 }
@@ -1042,8 +1027,8 @@ export function applyEditEvent(
     : movedLines(viewed, meta.held, meta.shown);
   for (const [a, b] of moved) add({ seq: seq - 0.5, start: a, end: b, hash: null });
   let stale = viewed;
-  for (const [a, b] of moved) stale = subtractInterval(stale, a, b);
-  for (const st of meta.shown) stale = subtractInterval(stale, st.start, st.end ?? TO_END);
+  for (const [a, b] of moved) stale = subtractLines(stale, a, b);
+  for (const st of meta.shown) stale = subtractLines(stale, st.start, st.end ?? TO_END);
   for (const [a, b] of stale) add({ seq: seq - 0.5, start: a, end: b, hash: null, vacant: true });
   let trust = sink.trust(call.pathKey);
   const total = meta.totalLines;

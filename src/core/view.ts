@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { type Interval, overlapLines, subtractLines } from "./interval.ts";
 import type { ReadCacheMetaV1 } from "./meta.ts";
 import { FULL_SCOPE } from "./scope.ts";
 
@@ -97,31 +98,6 @@ export function addView(views: readonly LineView[], view: LineView): LineView[] 
   return kept;
 }
 
-type Interval = [number, number];
-
-function subtract(parts: Interval[], start: number, end: number): Interval[] {
-  const out: Interval[] = [];
-  for (const [a, b] of parts) {
-    if (b < start || a > end) {
-      out.push([a, b]);
-      continue;
-    }
-    if (a < start) out.push([a, start - 1]);
-    if (b > end) out.push([end + 1, b]);
-  }
-  return out;
-}
-
-function overlaps(parts: Interval[], start: number, end: number): Interval[] {
-  const out: Interval[] = [];
-  for (const [a, b] of parts) {
-    const x = Math.max(a, start);
-    const y = Math.min(b, end);
-    if (x <= y) out.push([x, y]);
-  }
-  return out;
-}
-
 /**
  * What {@linkcode newestViewConflict} and {@linkcode newestViewNeeds} check:
  * a base (trust slot) for the lines `start..end` of a request, against the
@@ -168,18 +144,18 @@ function walk(q: ViewQuery): { pieces: Piece[]; uncoveredName: Interval[] } {
   for (let i = q.keyViews.length - 1; i >= 0 && open.length > 0; i--) {
     const v = q.keyViews[i];
     if (v.seq <= q.base.seq) break;
-    for (const [x, y] of overlaps(open, v.start, v.end)) {
+    for (const [x, y] of overlapLines(open, v.start, v.end)) {
       pieces.push({ hash: v.hash, start: x, end: y });
     }
-    open = subtract(open, v.start, v.end);
+    open = subtractLines(open, v.start, v.end);
   }
   open = [[q.start, q.end]];
   for (let i = q.nameViews.length - 1; i >= 0 && open.length > 0; i--) {
     const v = q.nameViews[i];
-    for (const [x, y] of overlaps(open, v.start, v.end)) {
+    for (const [x, y] of overlapLines(open, v.start, v.end)) {
       pieces.push({ hash: v.hash, start: x, end: y });
     }
-    open = subtract(open, v.start, v.end);
+    open = subtractLines(open, v.start, v.end);
   }
   return { pieces, uncoveredName: open };
 }
@@ -254,7 +230,7 @@ export function newestViewConflict(
   }
   // Lines past the end of the base need no view: the answer does not show them.
   const last = q.end === TO_END ? baseLines.length : q.end;
-  if (overlaps(uncoveredName, q.start, last).length > 0) return "name_not_seen";
+  if (overlapLines(uncoveredName, q.start, last).length > 0) return "name_not_seen";
   return undefined;
 }
 
@@ -277,7 +253,7 @@ export function newestViewConflict(
 export function viewsHoldBase(q: ViewQuery): boolean {
   const { pieces, uncoveredName } = walk(q);
   return pieces.every((p) => p.hash === q.base.hash) &&
-    overlaps(uncoveredName, q.start, q.end).length === 0;
+    overlapLines(uncoveredName, q.start, q.end).length === 0;
 }
 
 /**
@@ -307,9 +283,9 @@ export function viewsCoverWith(
     let open: Interval[] = [[start, end]];
     for (let i = views.length - 1; i >= 0 && open.length > 0; i--) {
       const v = views[i];
-      if (overlaps(open, v.start, v.end).length === 0) continue;
+      if (overlapLines(open, v.start, v.end).length === 0) continue;
       if (v.hash !== hash) return false;
-      open = subtract(open, v.start, v.end);
+      open = subtractLines(open, v.start, v.end);
     }
     if (open.length > 0) return false;
   }
@@ -339,14 +315,14 @@ export function linesHeldWith(
     let open: Interval[] = [[1, TO_END]];
     for (let i = views.length - 1; i >= 0 && open.length > 0; i--) {
       const v = views[i];
-      if (v.hash === hash) out.push(...overlaps(open, v.start, v.end));
-      open = subtract(open, v.start, v.end);
+      if (v.hash === hash) out.push(...overlapLines(open, v.start, v.end));
+      open = subtractLines(open, v.start, v.end);
     }
     return out;
   };
   const a = held(keyViews);
   const out: Interval[] = [];
-  for (const [x, y] of held(nameViews)) out.push(...overlaps(a, x, y));
+  for (const [x, y] of held(nameViews)) out.push(...overlapLines(a, x, y));
   out.sort((p, q) => p[0] - q[0]);
   // join stretches that touch
   const joined: Interval[] = [];
@@ -378,14 +354,14 @@ export function newestViewsOf(
   let open: Interval[] = [[start, end]];
   for (let i = views.length - 1; i >= 0 && open.length > 0; i--) {
     const v = views[i];
-    for (const [x, y] of overlaps(open, v.start, v.end)) {
+    for (const [x, y] of overlapLines(open, v.start, v.end)) {
       out.push(
         v.vacant
           ? { start: x, end: y, hash: null, vacant: true }
           : { start: x, end: y, hash: v.hash },
       );
     }
-    open = subtract(open, v.start, v.end);
+    open = subtractLines(open, v.start, v.end);
   }
   return out.sort((a, b) => a.start - b.start);
 }

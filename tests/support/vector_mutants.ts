@@ -111,7 +111,7 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     name: "name-not-seen-ignored",
     rule: "SPEC §5.5(b): every line of the answer needs a view under the name the model used",
     file: "src/core/view.ts",
-    find: `  if (overlaps(uncoveredName, q.start, last).length > 0) return "name_not_seen";`,
+    find: `  if (overlapLines(uncoveredName, q.start, last).length > 0) return "name_not_seen";`,
     replace: "",
   },
   {
