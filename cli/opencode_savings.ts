@@ -20,19 +20,13 @@
  *
  * @module
  */
-import { homedir } from "node:os";
 import { openCodeReadCall, openCodeWriteProof } from "../src/adapters/opencode/calls.ts";
-import { parseReadCacheMeta, READ_MODES, type ReadMode } from "../src/core/meta.ts";
+import { parseReadCacheMeta } from "../src/core/meta.ts";
 import { PlainReadEstimate } from "../src/core/status.ts";
-import type { FileSavings, SessionSavings } from "./savings.ts";
+import { emptySessionSavings, readCounter, type SessionSavings } from "./savings.ts";
 import type { OpenCodeSessionFile } from "./support/sessions.ts";
 
 const encoder = new TextEncoder();
-
-function tilde(path: string): string {
-  const home = homedir();
-  return path === home || path.startsWith(`${home}/`) ? `~${path.slice(home.length)}` : path;
-}
 
 /**
  * Works out the figures of one OpenCode session (see the module
@@ -81,12 +75,8 @@ export function analyseOpenCodeSession(file: OpenCodeSessionFile): SessionSaving
     }
   }
   const withReadcache = reads.some((r) => r.meta !== undefined);
-  const byMode = Object.fromEntries([...READ_MODES, "plain"].map((m) => [m, 0])) as Record<
-    ReadMode | "plain",
-    number
-  >;
   const started = info.time?.created;
-  const out: SessionSavings = {
+  const out = emptySessionSavings({
     file: file.path,
     host: "opencode",
     id: info.id,
@@ -95,15 +85,8 @@ export function analyseOpenCodeSession(file: OpenCodeSessionFile): SessionSaving
     withReadcache,
     notReplayed: !withReadcache,
     reads: reads.length,
-    images: 0,
-    piBytes: 0,
-    readcacheBytes: 0,
-    byMode,
-    unknown: { reads: 0, bytes: 0 },
-    checked: { reads: 0, matched: 0 },
-    files: [],
-  };
-  const files = new Map<string, FileSavings>();
+  });
+  const counter = readCounter(out);
   for (const e of events) {
     if (e.kind === "wrote") {
       if (withReadcache) estimate.wrote(e.key, e.bytes, e.lines);
@@ -111,28 +94,11 @@ export function analyseOpenCodeSession(file: OpenCodeSessionFile): SessionSaving
     }
     const r = reads[e.index];
     const own = r.meta === undefined ? r.bytes : estimate.add(r.meta);
-    if (r.meta === undefined) byMode.plain++;
-    else byMode[r.meta.mode]++;
-    let f = files.get(r.key);
-    const first = f === undefined;
-    f ??= {
-      path: tilde(r.key),
-      reads: 0,
-      repeats: 0,
-      piBytes: 0,
-      readcacheBytes: 0,
-      wastedBytes: 0,
-      savedBytes: 0,
-    };
-    files.set(r.key, f);
-    f.reads++;
-    if (!first) f.repeats++;
-    f.piBytes += own;
-    f.readcacheBytes += r.bytes;
-    if (withReadcache) f.savedBytes += own - r.bytes;
-    out.piBytes += own;
-    out.readcacheBytes += r.bytes;
+    if (r.meta === undefined) out.byMode.plain++;
+    else out.byMode[r.meta.mode]++;
+    // without the read cache a read counts as sent in full on both sides (not replayed)
+    counter.count(r.key, own, r.bytes);
   }
-  out.files = [...files.values()];
+  counter.done();
   return out;
 }

@@ -170,9 +170,104 @@ function asRecord(v: unknown): Record<string, unknown> | undefined {
   return typeof v === "object" && v !== null ? v as Record<string, unknown> : undefined;
 }
 
-function tilde(path: string): string {
+/**
+ * A path under the home directory shown with `~`.
+ *
+ * @example
+ * ```ts ignore
+ * tilde("/home/me/w/a.ts"); // "~/w/a.ts"
+ * ```
+ */
+export function tilde(path: string): string {
   const home = homedir();
   return path === home || path.startsWith(`${home}/`) ? `~${path.slice(home.length)}` : path;
+}
+
+/**
+ * The figures of one session before any read is counted: `head` names it,
+ * every count is 0 and `byMode` has every mode.
+ *
+ * @example
+ * ```ts
+ * import { emptySessionSavings } from "./savings.ts";
+ * const s = emptySessionSavings({ file: "s.jsonl", host: "pi", id: null, cwd: null, started: null,
+ *   withReadcache: false, notReplayed: false });
+ * s.byMode.plain; // 0
+ * ```
+ */
+export function emptySessionSavings(
+  head:
+    & Pick<
+      SessionSavings,
+      "file" | "host" | "id" | "cwd" | "started" | "withReadcache" | "notReplayed"
+    >
+    & { reads?: number },
+): SessionSavings {
+  const byMode = Object.fromEntries([...READ_MODES, "plain"].map((m) => [m, 0])) as Record<
+    ReadMode | "plain",
+    number
+  >;
+  return {
+    reads: 0,
+    ...head,
+    images: 0,
+    piBytes: 0,
+    readcacheBytes: 0,
+    byMode,
+    unknown: { reads: 0, bytes: 0 },
+    checked: { reads: 0, matched: 0 },
+    files: [],
+  };
+}
+
+/**
+ * Counts reads into a session's figures and into the row of their file:
+ * `count(key, pi, rc)` adds one read of `key` for which pi sent (or would
+ * have sent) `pi` bytes and the read cache `rc`; `done()` puts the rows into
+ * `out.files`, in the order the files were first read.
+ *
+ * @example
+ * ```ts
+ * import { emptySessionSavings, readCounter } from "./savings.ts";
+ * const out = emptySessionSavings({ file: "s.jsonl", host: "pi", id: null, cwd: null,
+ *   started: null, withReadcache: true, notReplayed: false });
+ * const c = readCounter(out);
+ * c.count("/w/a.ts", 900, 30);
+ * c.done();
+ * out.files[0].savedBytes; // 870
+ * ```
+ */
+export function readCounter(
+  out: SessionSavings,
+): { count(key: string, pi: number, rc: number): void; done(): void } {
+  const files = new Map<string, FileSavings>();
+  return {
+    count(key, pi, rc) {
+      let f = files.get(key);
+      const first = f === undefined;
+      f ??= {
+        path: tilde(key),
+        reads: 0,
+        repeats: 0,
+        piBytes: 0,
+        readcacheBytes: 0,
+        wastedBytes: 0,
+        savedBytes: 0,
+      };
+      files.set(key, f);
+      f.reads++;
+      if (!first) f.repeats++;
+      f.piBytes += pi;
+      f.readcacheBytes += rc;
+      if (out.withReadcache) f.savedBytes += pi - rc;
+      else f.wastedBytes += pi - rc;
+      out.piBytes += pi;
+      out.readcacheBytes += rc;
+    },
+    done() {
+      out.files = [...files.values()];
+    },
+  };
 }
 
 /** A successful `read` tool result: its text, whether it holds an image, and its details. */
@@ -286,11 +381,7 @@ export function analyseSession(session: SessionFile): SessionSavings {
   const withReadcache = session.entries.some((e) =>
     parseReadCacheMeta(asRecord(readResult(e)?.details)?.readcache) !== undefined
   );
-  const byMode = Object.fromEntries([...READ_MODES, "plain"].map((m) => [m, 0])) as Record<
-    ReadMode | "plain",
-    number
-  >;
-  const out: SessionSavings = {
+  const out = emptySessionSavings({
     file: session.path,
     host: "pi",
     id: session.header?.id ?? null,
@@ -298,38 +389,10 @@ export function analyseSession(session: SessionFile): SessionSavings {
     started: session.header?.timestamp ?? null,
     withReadcache,
     notReplayed: false,
-    reads: 0,
-    images: 0,
-    piBytes: 0,
-    readcacheBytes: 0,
-    byMode,
-    unknown: { reads: 0, bytes: 0 },
-    checked: { reads: 0, matched: 0 },
-    files: [],
-  };
-  const files = new Map<string, FileSavings>();
-  const count = (key: string, pi: number, rc: number) => {
-    let f = files.get(key);
-    const first = f === undefined;
-    f ??= {
-      path: tilde(key),
-      reads: 0,
-      repeats: 0,
-      piBytes: 0,
-      readcacheBytes: 0,
-      wastedBytes: 0,
-      savedBytes: 0,
-    };
-    files.set(key, f);
-    f.reads++;
-    if (!first) f.repeats++;
-    f.piBytes += pi;
-    f.readcacheBytes += rc;
-    if (withReadcache) f.savedBytes += pi - rc;
-    else f.wastedBytes += pi - rc;
-    out.piBytes += pi;
-    out.readcacheBytes += rc;
-  };
+  });
+  const byMode = out.byMode;
+  const counter = readCounter(out);
+  const count = counter.count;
 
   // replay state for sessions without the read cache
   const estimate = new PlainReadEstimate();
@@ -442,7 +505,7 @@ export function analyseSession(session: SessionFile): SessionSavings {
     if (r.callId !== "") entry.callId = r.callId;
     replayed.set(e.id, entry);
   }
-  out.files = [...files.values()];
+  counter.done();
   return out;
 }
 
