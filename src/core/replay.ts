@@ -942,8 +942,17 @@ function moveInto(
   return out.filter(([a, b]) => a <= b);
 }
 
-/** True when two calls name the same file (by identity or by name). */
-function sameFile(a: ReadCall, b: ReadCall): boolean {
+/**
+ * True when two calls name the same file: by identity or by name, either way
+ * round (the file changes of a turn are matched so, SPEC §5.8, §5.9).
+ *
+ * @example
+ * ```ts
+ * import { sameFile } from "@readcache/core/replay";
+ * sameFile({ name: "/w/l.ts", pathKey: "/w/a.ts" }, { name: "/w/a.ts", pathKey: "/w/a.ts" }); // true
+ * ```
+ */
+export function sameFile(a: ReadCall, b: ReadCall): boolean {
   return a.pathKey === b.pathKey || a.pathKey === b.name || a.name === b.pathKey ||
     a.name === b.name;
 }

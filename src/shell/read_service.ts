@@ -17,6 +17,7 @@ import {
   partialNeedsOf,
   planRead,
   type ReadDecision,
+  type ReadPlan,
 } from "../core/decision.ts";
 import type { BranchKnowledge, PendingEdit } from "../core/knowledge.ts";
 import type { ObjectStore } from "../core/object_store.ts";
@@ -29,7 +30,7 @@ import { newestViewsOf, TO_END } from "../core/view.ts";
 import { isSensitivePath } from "../core/sensitive.ts";
 import { countLines, type ReadRequest, type ReadTarget, resolveReadTarget } from "../core/range.ts";
 import { invalidationRecord, invalidationScope } from "../core/refresh.ts";
-import type { ReadCall } from "../core/replay.ts";
+import { type ReadCall, sameFile } from "../core/replay.ts";
 
 /**
  * What {@linkcode serveRead} needs from its host.
@@ -145,6 +146,36 @@ async function loadBase(
     }
   }
   return undefined;
+}
+
+/**
+ * The decision for a read plan, with the stored contents it asks for loaded
+ * from `stores` (the first that has each; a store that fails counts as not
+ * having it): the bases first; when the answer would then be plain, also the
+ * contents a partial answer compares lines with (SPEC §8.4), and the
+ * decision again. Throws pi's abort error when `signal` fires between loads.
+ *
+ * @example
+ * ```ts ignore
+ * const decision = await decideWithStores(planRead({ ... }), [store]);
+ * ```
+ */
+export async function decideWithStores(
+  plan: ReadPlan,
+  stores: readonly ObjectStore[],
+  signal?: AbortSignal,
+): Promise<ReadDecision> {
+  const objects = new Map<string, Uint8Array | undefined>();
+  for (const hash of plan.needs) objects.set(hash, await loadBase(stores, hash));
+  if (signal?.aborted) throw abortError();
+  const decision = decidePlan(plan, objects);
+  if (decision.mode !== "full" && decision.mode !== "baseline_fallback") return decision;
+  // a plain read: the contents a partial answer compares lines with, then decide again
+  const more = partialNeedsOf(plan).filter((hash) => !objects.has(hash));
+  if (more.length === 0) return decision;
+  for (const hash of more) objects.set(hash, await loadBase(stores, hash));
+  if (signal?.aborted) throw abortError();
+  return decidePlan(plan, objects);
 }
 
 /** Thrown when the abort signal of a read fires; pi's message. */
@@ -436,19 +467,7 @@ export async function serveRead(
     config: deps.config,
   });
   const stores = storesFor(pathKey, deps, cfg);
-  const objects = new Map<string, Uint8Array | undefined>();
-  for (const hash of plan.needs) objects.set(hash, await loadBase(stores, hash));
-  if (signal?.aborted) throw abortError();
-  let decision = decidePlan(plan, objects);
-  if (decision.mode === "full" || decision.mode === "baseline_fallback") {
-    // a plain read: the contents a partial answer compares lines with, then decide again
-    const more = partialNeedsOf(plan).filter((hash) => !objects.has(hash));
-    if (more.length > 0) {
-      for (const hash of more) objects.set(hash, await loadBase(stores, hash));
-      if (signal?.aborted) throw abortError();
-      decision = decidePlan(plan, objects);
-    }
-  }
+  const decision = await decideWithStores(plan, stores, signal);
   // An answer whose content IS its base (unchanged, same hash) was stored when the base was
   // served, unless the base is what the model wrote (SPEC §5.8): one cheap existence check,
   // no write and no directory checks on the warm path.
@@ -578,16 +597,15 @@ function pendingEditsBefore(
   call: ReadCall,
   message: EditInMessage | undefined,
 ): PendingEdit[] | undefined {
+  if (message === undefined) return [];
   const changes = knowledge.turnChanges();
-  const at = message === undefined ? -1 : changes.findIndex((c) => c.callId === message.callId);
+  const at = changes.findIndex((c) => c.callId === message.callId);
   const out: PendingEdit[] = [];
-  for (const [k, c] of changes.entries()) {
-    const same = c.call.pathKey === call.pathKey || c.call.name === call.name ||
-      c.call.pathKey === call.name || c.call.name === call.pathKey;
-    if (!same || c.answered || k === at) continue;
-    // a pending change of the file this function cannot place before this edit: no belief
-    if (at === -1 || k > at) continue;
-    const meta = c.tool === "edit" ? message?.planned(c.callId) : undefined;
+  // the calls before this one in call order apply first (none when it is not in the message);
+  // replay judges the later ones when their results come
+  for (const c of changes.slice(0, Math.max(at, 0))) {
+    if (!sameFile(c.call, call) || c.answered) continue;
+    const meta = c.tool === "edit" ? message.planned(c.callId) : undefined;
     if (meta === undefined) return undefined;
     out.push({ call: c.call, meta });
   }

@@ -39,11 +39,9 @@ import { join } from "node:path";
 import { env } from "node:process";
 import { z } from "zod";
 import {
-  decidePlan,
   type DecisionConfig,
   type DecisionReason,
   DEFAULT_DECISION_CONFIG,
-  partialNeedsOf,
   planRead,
 } from "../../core/decision.ts";
 import { BranchKnowledge, type InFlightRead } from "../../core/knowledge.ts";
@@ -60,6 +58,7 @@ import type { ScopeKey } from "../../core/scope.ts";
 import type { TruncationResult } from "../../core/truncate.ts";
 import type { ReadCacheEditMetaV1 } from "../../core/meta.ts";
 import {
+  decideWithStores,
   isInsideProject,
   planEdit,
   readRegularFile,
@@ -519,23 +518,7 @@ function readcacheHooks(
       config: options.config,
     });
     const stores = storesFor(readCall.pathKey);
-    const objects = new Map<string, Uint8Array | undefined>();
-    const load = async (hash: string) => {
-      let bytes: Uint8Array | undefined;
-      for (const s of stores) {
-        bytes = await s.get(hash).catch(() => undefined);
-        if (bytes !== undefined) break;
-      }
-      objects.set(hash, bytes);
-    };
-    for (const hash of plan.needs) await load(hash);
-    let decision = decidePlan(plan, objects);
-    if (decision.mode === "full" || decision.mode === "baseline_fallback") {
-      // a plain read: the contents a partial answer compares lines with, then decide again
-      const more = partialNeedsOf(plan).filter((hash) => !objects.has(hash));
-      for (const hash of more) await load(hash);
-      if (more.length > 0) decision = decidePlan(plan, objects);
-    }
+    const decision = await decideWithStores(plan, stores);
     if (decision.store !== undefined) {
       await stores[0].put(decision.store.hash, decision.store.bytes).catch(() => undefined);
     }
