@@ -10,9 +10,9 @@ import { createHash } from "node:crypto";
 import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { jsonOf, type Run, runCli } from "./support/cli_run.ts";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
-const MAIN = join(REPO, "cli/main.ts");
 const FIXTURES = join(REPO, "tests/fixtures/opencode");
 /** The length of the project path the fixtures were captured with (`@CWD@`). */
 const CWD_LENGTH = 80;
@@ -65,37 +65,15 @@ async function makeWorld(): Promise<World> {
   return { root, app, exportFile, data, db };
 }
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function cli(w: World, args: string[], cwd: string = w.app): Promise<Run> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", "--config", join(REPO, "deno.json"), MAIN, ...args],
-    cwd,
-    env: {
-      XDG_DATA_HOME: w.data,
-      OPENCODE_DB: "",
-      PI_CODING_AGENT_DIR: join(w.root, "no-pi"),
-      PI_CODING_AGENT_SESSION_DIR: "",
-      INIT_CWD: "",
-      NO_COLOR: "1",
-    },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
-
-function json<T>(r: Run): T {
-  try {
-    return JSON.parse(r.stdout) as T;
-  } catch {
-    throw new Error(`not JSON (exit ${r.code}):\n${r.stdout}\n${r.stderr}`);
-  }
+function cli(w: World, args: string[], cwd: string = w.app): Promise<Run> {
+  return runCli(args, cwd, {
+    XDG_DATA_HOME: w.data,
+    OPENCODE_DB: "",
+    PI_CODING_AGENT_DIR: join(w.root, "no-pi"),
+    PI_CODING_AGENT_SESSION_DIR: "",
+    INIT_CWD: "",
+    NO_COLOR: "1",
+  });
 }
 
 /** Every file under `dir` with its content hash. */
@@ -185,7 +163,7 @@ Deno.test("status --json on an OpenCode export: the fields of pi's, with the hos
   try {
     const r = await cli(w, ["status", w.exportFile, "--json"]);
     assert.equal(r.code, 0, r.stderr);
-    const j = json<{
+    const j = jsonOf<{
       host: string;
       sessionId: string;
       cwd: string;
@@ -275,9 +253,9 @@ Deno.test("savings on an OpenCode export and on OpenCode's database: the same fi
         readcacheBytes: number;
       };
     };
-    const fromFile = json<Savings>(await cli(w, ["savings", w.exportFile, "--json"]));
-    const fromDb = json<Savings>(await cli(w, ["savings", "--opencode", "--json"]));
-    const ofProject = json<Savings>(
+    const fromFile = jsonOf<Savings>(await cli(w, ["savings", w.exportFile, "--json"]));
+    const fromDb = jsonOf<Savings>(await cli(w, ["savings", "--opencode", "--json"]));
+    const ofProject = jsonOf<Savings>(
       await cli(w, ["savings", "--opencode", "--cwd", w.app, "--json"]),
     );
     assert.equal(fromFile.sessions[0].host, "opencode");
@@ -290,7 +268,7 @@ Deno.test("savings on an OpenCode export and on OpenCode's database: the same fi
       assert.deepEqual(b, a);
     }
     // the status of the same session agrees on what was sent and the estimate
-    const st = json<
+    const st = jsonOf<
       { wholeSession: { reads: { servedBytes: number; estimatedPlainBytes: number } } }
     >(
       await cli(w, ["status", w.exportFile, "--json"]),
@@ -337,12 +315,12 @@ Deno.test("savings on an OpenCode session without readcache: not replayed, and s
 Deno.test("status --opencode: the newest session of the project from OpenCode's database, or by id", async () => {
   const w = await makeWorld();
   try {
-    const fromFile = json<{ held: unknown[]; branch: unknown; sessionId: string }>(
+    const fromFile = jsonOf<{ held: unknown[]; branch: unknown; sessionId: string }>(
       await cli(w, ["status", w.exportFile, "--json"]),
     );
     const r = await cli(w, ["status", "--opencode", "--json"]);
     assert.equal(r.code, 0, r.stderr);
-    const fromDb = json<
+    const fromDb = jsonOf<
       { held: unknown[]; branch: unknown; sessionFile: string; sessionId: string }
     >(r);
     assert.equal(fromDb.sessionFile, `${w.db}#${fromFile.sessionId}`);
@@ -399,7 +377,7 @@ Deno.test("reading never writes: the export, the database (also in WAL mode, hel
     assert.ok([...held.keys()].some((p) => p.endsWith("opencode.db-wal")));
     const r = await cli(w, ["status", "--opencode", "--json"]);
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(json<{ title: string }>(r).title, "renamed while open", "the log is read");
+    assert.equal(jsonOf<{ title: string }>(r).title, "renamed while open", "the log is read");
     assert.deepEqual(await snapshot(w.data), held, "the live database, its log or index changed");
     live.close();
   } finally {
@@ -492,7 +470,7 @@ Deno.test("doctor and gc --opencode: the plugin's store, kept for the sessions i
 
   const doctor = await cli(w, ["doctor", "--opencode", "--json"]);
   assert.equal(doctor.code, 0, doctor.stdout + doctor.stderr);
-  const d = json<{
+  const d = jsonOf<{
     host: string;
     store: { path: string };
     objects: { count: number; intact: number };
@@ -513,7 +491,7 @@ Deno.test("doctor and gc --opencode: the plugin's store, kept for the sessions i
   const before = await snapshot(w.data);
   const dry = await cli(w, ["gc", "--opencode", "--dry-run", "--json"]);
   assert.equal(dry.code, 0, dry.stderr);
-  const planned = json<{ removed: { path: string; why: string }[] }>(dry).removed;
+  const planned = jsonOf<{ removed: { path: string; why: string }[] }>(dry).removed;
   assert.deepEqual(planned, [{
     path: join(store, "objects", orphan),
     bytes: orphanText.length,

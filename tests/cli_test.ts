@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { cliArgs, jsonOf, type Run, runCli } from "./support/cli_run.ts";
 import { parseSessionJsonl, PiBranchConverter } from "../src/adapters/pi/branch.ts";
 import { BranchKnowledge } from "../src/core/knowledge.ts";
 import { activeBranch } from "../src/core/replay.ts";
@@ -24,7 +25,6 @@ import { objectReferences } from "../cli/support/sessions.ts";
 
 const REPO = fileURLToPath(new URL("..", import.meta.url));
 const FIXTURES = join(REPO, "tests/fixtures/sessions");
-const MAIN = join(REPO, "cli/main.ts");
 const HOUR = 60 * 60 * 1000;
 
 // ---- the world: a project, its store and pi's sessions directory, from the fixtures ----------
@@ -102,35 +102,18 @@ async function placeSession(
   return path;
 }
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function cli(
+function cli(
   w: World,
   args: string[],
   env: Record<string, string> = {},
   cwd: string = w.work,
 ): Promise<Run> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", "--quiet", "--config", join(REPO, "deno.json"), MAIN, ...args],
-    cwd,
-    env: { PI_CODING_AGENT_DIR: w.agent, PI_CODING_AGENT_SESSION_DIR: "", INIT_CWD: "", ...env },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const dec = new TextDecoder();
-  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
-}
-
-function json<T>(r: Run): T {
-  try {
-    return JSON.parse(r.stdout) as T;
-  } catch {
-    throw new Error(`not JSON (exit ${r.code}):\n${r.stdout}\n${r.stderr}`);
-  }
+  return runCli(args, cwd, {
+    PI_CODING_AGENT_DIR: w.agent,
+    PI_CODING_AGENT_SESSION_DIR: "",
+    INIT_CWD: "",
+    ...env,
+  });
 }
 
 /** Every path under `dir` with its type, mode and content hash (links: their target). */
@@ -279,7 +262,7 @@ Deno.test("status --latest: the newest session, what the model holds, next reads
     let r!: Run;
     await assertUnchanged(w, async () => r = await cli(w, ["status", "--latest", "--json"]));
     assert.equal(r.code, 0, r.stderr);
-    const s = json<StatusJson>(r);
+    const s = jsonOf<StatusJson>(r);
     assert.equal(s.sessionFile, w.readcache, "--latest is the newest by modification time");
     assert.equal(s.cwd, w.work);
 
@@ -396,12 +379,12 @@ Deno.test("status: plain words, no internal names; read-only; a session file and
     // the same session from elsewhere, with the project given
     const other = await cli(w, ["status", w.readcache, "--cwd", w.work, "--json"], {}, w.root);
     assert.equal(other.code, 0, other.stderr);
-    assert.equal(json<StatusJson>(other).held.length, 4);
+    assert.equal(jsonOf<StatusJson>(other).held.length, 4);
 
     // --latest follows the modification time, as pi does
     const later = new Date();
     await Deno.utime(w.plain, later, later);
-    const plain = json<StatusJson>(await cli(w, ["status", "--latest", "--json"]));
+    const plain = jsonOf<StatusJson>(await cli(w, ["status", "--latest", "--json"]));
     assert.equal(plain.sessionFile, w.plain);
     assert.deepEqual(plain.held, [], "pi without readcache: nothing vouched for");
     assert.equal(plain.branch.reads.byMode.plain, undefined);
@@ -499,7 +482,7 @@ Deno.test("doctor: a clean store exits 0 and changes nothing; figures from the d
     let r!: Run;
     await assertUnchanged(w, async () => r = await cli(w, ["doctor", "--json"]));
     assert.equal(r.code, 0, r.stdout + r.stderr);
-    const d = json<DoctorJson>(r);
+    const d = jsonOf<DoctorJson>(r);
     const names = [...Deno.readDirSync(w.objects)].map((e) => e.name);
     const refs = await referencedHashes(w);
     assert.equal(d.objects.count, names.length);
@@ -538,7 +521,7 @@ Deno.test("doctor: damaged, readable by others, a link, a leftover: exit 1, a fi
     let r!: Run;
     await assertUnchanged(w, async () => r = await cli(w, ["doctor", "--json"]));
     assert.equal(r.code, 1, r.stdout + r.stderr);
-    const d = json<DoctorJson>(r);
+    const d = jsonOf<DoctorJson>(r);
     const byPath = new Map(d.problems.map((p) => [p.path, p]));
     assert.match(byPath.get(names[0])!.what, /damaged/);
     assert.match(byPath.get(names[0])!.fix, /^rm /);
@@ -590,7 +573,7 @@ Deno.test("gc: --dry-run changes nothing; gc removes unreferenced, damaged and s
     let dry!: Run;
     await assertUnchanged(w, async () => dry = await cli(w, ["gc", "--dry-run", "--json"]));
     assert.equal(dry.code, 0, dry.stderr);
-    const plan = json<GcJson>(dry);
+    const plan = jsonOf<GcJson>(dry);
     assert.equal(plan.dryRun, true);
     const expected = [
       `${referenced[0]} damaged`,
@@ -601,7 +584,7 @@ Deno.test("gc: --dry-run changes nothing; gc removes unreferenced, damaged and s
 
     const r = await cli(w, ["gc", "--json"]);
     assert.equal(r.code, 0, r.stderr);
-    assert.deepEqual(json<GcJson>(r).removed.map((x) => `${x.path} ${x.why}`).sort(), expected);
+    assert.deepEqual(jsonOf<GcJson>(r).removed.map((x) => `${x.path} ${x.why}`).sort(), expected);
     const left = new Set([...Deno.readDirSync(w.objects)].map((e) => join(w.objects, e.name)));
     assert.deepEqual(left, new Set([...referenced.slice(1), recent]));
     assert.deepEqual([...Deno.readDirSync(dirname(fresh))].map((e) => e.name), [
@@ -614,7 +597,7 @@ Deno.test("gc: --dry-run changes nothing; gc removes unreferenced, damaged and s
     );
 
     // a second run has nothing left to do
-    assert.deepEqual(json<GcJson>(await cli(w, ["gc", "--json"])).removed, []);
+    assert.deepEqual(jsonOf<GcJson>(await cli(w, ["gc", "--json"])).removed, []);
   } finally {
     await Deno.remove(w.root, { recursive: true });
   }
@@ -641,7 +624,7 @@ Deno.test("gc --max-bytes: keeps the most recently referenced first", async () =
     const budget = objects[0].size + objects[1].size;
     const r = await cli(w, ["gc", "--max-bytes", String(budget), "--json"]);
     assert.equal(r.code, 0, r.stderr);
-    const g = json<GcJson>(r);
+    const g = jsonOf<GcJson>(r);
     assert.deepEqual(
       g.removed.map((x) => x.path).sort(),
       objects.slice(2).map((o) => o.path).sort(),
@@ -682,7 +665,7 @@ Deno.test("gc --max-age: references older than the limit no longer keep a copy",
     assert.ok(expected.length > 0, "the fixture has a copy only referred to before the compaction");
     const r = await cli(w, ["gc", "--max-age", "30", "--json"]);
     assert.equal(r.code, 0, r.stderr);
-    const g = json<GcJson>(r);
+    const g = jsonOf<GcJson>(r);
     assert.deepEqual(g.removed.map((x) => x.path).sort(), expected);
     assert.ok(g.removed.every((x) => x.why === "unreferenced"));
   } finally {
@@ -722,17 +705,7 @@ Deno.test("gc while pi reads: every read stays correct (a missing base is a full
     const branch = activeBranch(all, all.at(-1)!.id);
     const notes = await Deno.readTextFile(join(w.work, "notes.txt"));
     const child = new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "-A",
-        "--quiet",
-        "--config",
-        join(REPO, "deno.json"),
-        MAIN,
-        "gc",
-        "--max-bytes",
-        "0",
-      ],
+      args: cliArgs(["gc", "--max-bytes", "0"]),
       cwd: w.work,
       env: { PI_CODING_AGENT_DIR: w.agent, PI_CODING_AGENT_SESSION_DIR: "", INIT_CWD: "" },
       stdout: "null",
@@ -813,7 +786,7 @@ Deno.test("savings: measured and replayed figures equal the test's own sums; rea
     let r!: Run;
     await assertUnchanged(w, async () => r = await cli(w, ["savings", "--json"]));
     assert.equal(r.code, 0, r.stderr);
-    const s = json<SavingsJson>(r);
+    const s = jsonOf<SavingsJson>(r);
     assert.equal(s.totals.sessions, 2);
     const plainOut = s.sessions.find((x) => x.file === w.plain)!;
     const rcOut = s.sessions.find((x) => x.file === w.readcache)!;
@@ -1128,17 +1101,7 @@ Deno.test("colour only on a terminal, never with NO_COLOR", async () => {
   const w = await makeWorld();
   try {
     const run = async (noColor: boolean) => {
-      const cmd = [
-        Deno.execPath(),
-        "run",
-        "-A",
-        "--quiet",
-        "--config",
-        join(REPO, "deno.json"),
-        MAIN,
-        "doctor",
-      ]
-        .map((a) => `'${a}'`).join(" ");
+      const cmd = [Deno.execPath(), ...cliArgs(["doctor"])].map((a) => `'${a}'`).join(" ");
       const out = await new Deno.Command("script", {
         args: ["-qec", cmd, "/dev/null"],
         cwd: w.work,
@@ -1189,7 +1152,7 @@ Deno.test("npm launcher (cli/readcache.mjs under Node): arguments, output and ex
     assert.equal((await run(["status", "--bogus"])).code, 2);
     const status = await run(["status", "--latest", "--json"]);
     assert.equal(status.code, 0);
-    assert.equal(json<StatusJson>({ ...status, stderr: "" }).sessionFile, w.readcache);
+    assert.equal(jsonOf<StatusJson>({ ...status, stderr: "" }).sessionFile, w.readcache);
   } finally {
     await Deno.remove(w.root, { recursive: true });
   }
@@ -1253,7 +1216,7 @@ Deno.test("fork: a session made by pi's /fork is read from its own file only; st
     let r!: Run;
     await assertUnchanged(w, async () => r = await cli(w, ["status", fork, "--json"]));
     assert.equal(r.code, 0, r.stderr);
-    const s = json<StatusJson>(r);
+    const s = jsonOf<StatusJson>(r);
     assert.equal(s.sessionFile, fork);
     assert.equal(s.cwd, w.work);
     const branch = branchOf(body);
@@ -1271,18 +1234,18 @@ Deno.test("fork: a session made by pi's /fork is read from its own file only; st
     assert.deepEqual(held, heldScopes(branch));
     // lines 50-60 of src/app.py were read again only in the original, after the fork point
     assert.ok(!held.has(`${join(w.work, "src/app.py")} r:50:60`), [...held].join("\n"));
-    const parent = json<StatusJson>(await cli(w, ["status", w.readcache, "--json"]));
+    const parent = jsonOf<StatusJson>(await cli(w, ["status", w.readcache, "--json"]));
     assert.ok(parent.held.some((h) => h.path === "src/app.py" && h.scope === "r:50:60"));
     assert.equal(parent.wholeSession.reads.reads, parentReads.length);
 
     // --latest: the fork is the newest session of the project
-    const latest = json<StatusJson>(await cli(w, ["status", "--latest", "--json"]));
+    const latest = jsonOf<StatusJson>(await cli(w, ["status", "--latest", "--json"]));
     assert.equal(latest.sessionFile, fork);
 
     // savings over the fork alone: its reads, once
     await assertUnchanged(w, async () => r = await cli(w, ["savings", fork, "--json"]));
     assert.equal(r.code, 0, r.stderr);
-    const sv = json<SavingsJson>(r);
+    const sv = jsonOf<SavingsJson>(r);
     assert.equal(sv.totals.sessions, 1);
     assert.equal(sv.sessions[0].file, fork);
     assert.equal(sv.sessions[0].withReadcache, true);
@@ -1323,7 +1286,7 @@ Deno.test("pi-readcache 0.2 metadata: counts like ours, the extra debug field ig
     let r!: Run;
     await assertUnchanged(w, async () => r = await cli(w, ["status", legacy, "--json"]));
     assert.equal(r.code, 0, r.stderr);
-    const s = json<StatusJson>(r);
+    const s = jsonOf<StatusJson>(r);
     const branch = branchOf(body);
     assert.equal(s.sessionFile, legacy);
     assert.equal(s.leafId, refreshes.at(-1)!.id);
@@ -1335,7 +1298,7 @@ Deno.test("pi-readcache 0.2 metadata: counts like ours, the extra debug field ig
     assert.equal(s.branch.reads.estimatedPlainBytes, estimate(branch.filter(isRead)).plain);
     assert.equal(s.wholeSession.reads.estimatedTokensSaved, estimate(reads).tokens);
     // the same figures as the session our extension wrote
-    const o = json<StatusJson>(await cli(w, ["status", w.readcache, "--json"]));
+    const o = jsonOf<StatusJson>(await cli(w, ["status", w.readcache, "--json"]));
     assert.deepEqual(s.branch.reads, o.branch.reads);
     assert.deepEqual(s.wholeSession.reads, o.wholeSession.reads);
     // held: ours less the refreshed scopes (all of notes.txt, lines 50-60 of src/app.py)
@@ -1353,7 +1316,7 @@ Deno.test("pi-readcache 0.2 metadata: counts like ours, the extra debug field ig
       async () => r = await cli(w, ["savings", legacy, w.readcache, "--json"]),
     );
     assert.equal(r.code, 0, r.stderr);
-    const sv = json<SavingsJson>(r);
+    const sv = jsonOf<SavingsJson>(r);
     assert.equal(sv.totals.sessions, 2);
     const l = sv.sessions.find((x) => x.file === legacy)!;
     const m = sv.sessions.find((x) => x.file === w.readcache)!;
@@ -1458,7 +1421,7 @@ Deno.test("savings: a file the model wrote and read back unchanged counts its sa
     assert.equal(readText, `[readcache: unchanged, ${lines} lines]`, "the extension's answer");
 
     // status lists it as held: the model holds what it wrote
-    const st = json<StatusJson>(await cli(w, ["status", file, "--json"]));
+    const st = jsonOf<StatusJson>(await cli(w, ["status", file, "--json"]));
     assert.deepEqual(st.held.map((h) => `${h.path} ${h.scope}`), ["src/new.py full"]);
 
     // savings: pi's side is lines times the bytes per line of what the model wrote (here: all of
@@ -1466,7 +1429,7 @@ Deno.test("savings: a file the model wrote and read back unchanged counts its sa
     let r!: Run;
     await assertUnchanged(w, async () => r = await cli(w, ["savings", file, "--json"]));
     assert.equal(r.code, 0, r.stderr);
-    const s = json<SavingsJson>(r);
+    const s = jsonOf<SavingsJson>(r);
     const sent = utf8(readText);
     const plain = Math.round((utf8(content) / lines) * lines);
     assert.equal(plain, utf8(content));
