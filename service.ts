@@ -23,6 +23,7 @@ export * from "./src/shell/read_service.ts";
 export * from "./replay.ts";
 export type {
   DecisionConfig,
+  DecisionInput,
   DecisionReason,
   ReadDecision,
   ReadPlan,
