@@ -19,6 +19,7 @@
  * @module
  */
 export * from "./src/shell/read_service.ts";
+export * from "./src/shell/tool_result.ts";
 // what the service takes and gives (their homes are @readcache/core/rules and /replay)
 export * from "./replay.ts";
 export type {

@@ -479,12 +479,14 @@ async function replay(
           }
         }
       } else {
-        appendResult(call, content, isError);
         const ops = options.bashFiles !== false && call.name === "bash" && !isError &&
             typeof call.args.command === "string"
           ? fileOpsOf(call.args.command)
           : undefined;
         if (ops !== undefined && applyFileOps(ops, x)) counts.bashFileCommands++;
+        // the extension checks what the tool showed or changed when its result comes back
+        // (SPEC §5.10), as in pi
+        await host.appendToolResult(call.id, call.name, call.args, content, isError);
       }
     } else continue;
     const leaf = host.session.getLeafId();

@@ -70,7 +70,10 @@
  *
  * @module
  */
-import { posix } from "node:path";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, posix } from "node:path";
+import { runBashStep } from "../../src/conformance/session_simulator.ts";
 import { renderOpenCodeRead, splitOpenCodeLines } from "../../src/adapters/opencode/baseline.ts";
 import { openCodePartialAnswer } from "../../src/adapters/opencode/answer.ts";
 import { DEFAULT_DECISION_CONFIG } from "../../src/core/decision.ts";
@@ -197,6 +200,39 @@ class VirtualFiles {
     this.files.set(this.real(p), bytes);
   }
 
+  /**
+   * Runs a `bash` step's command on a copy of the files (links included) and
+   * takes back what it changed, so the model keeps the content later reads
+   * are translated from.
+   */
+  runBash(command: string): void {
+    const dir = mkdtempSync(join(tmpdir(), "readcache-oc-expect-"));
+    const at = (p: string) => join(dir, posix.relative(PROJECT_DIR, p));
+    try {
+      for (const [p, bytes] of this.files) {
+        if (!p.startsWith(`${PROJECT_DIR}/`)) continue;
+        mkdirSync(dirname(at(p)), { recursive: true });
+        writeFileSync(at(p), bytes);
+      }
+      for (const [link, target] of this.links) {
+        if (!link.startsWith(`${PROJECT_DIR}/`)) continue;
+        mkdirSync(dirname(at(link)), { recursive: true });
+        symlinkSync(target.startsWith(`${PROJECT_DIR}/`) ? at(target) : target, at(link));
+      }
+      runBashStep(command, dir);
+      for (const p of [...this.files.keys()]) {
+        if (!p.startsWith(`${PROJECT_DIR}/`)) continue;
+        try {
+          this.files.set(p, readFileSync(at(p)));
+        } catch {
+          this.files.delete(p);
+        }
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
   apply(step: ScenarioStep): void {
     if (step.op === "write") this.set(step.path, bytesOf(step.content));
     else if (step.op === "remove") {
@@ -285,6 +321,13 @@ export function openCodeVector(vector: Scenario): OpenCodeVector {
         steps.push({ ...s, expect });
         return;
       }
+      case "bash":
+        if (s.persist === "deferred") no("deferred", i);
+        fs.runBash(s.command);
+        break;
+      case "grep":
+        if (s.persist === "deferred") no("deferred", i);
+        break;
       case "writeTool":
         if (pathSyntax(s.path)) no("path-syntax", i);
         if (s.persist === "deferred") no("deferred", i);

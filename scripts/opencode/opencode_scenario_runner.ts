@@ -45,7 +45,7 @@
  *
  * @module
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import {
   createReadcachePlugin,
@@ -58,6 +58,7 @@ import { FsObjectStore } from "../../src/store/fs_object_store.ts";
 import {
   applyFileStep,
   injectStoreFault,
+  runBashStep,
   type ScenarioOutput,
   startsTurn,
   type StepResult,
@@ -115,7 +116,43 @@ export interface OpenCodeRunOptions {
   onRead?: (step: number, bytes: Uint8Array | undefined) => void;
 }
 
-type CallStep = Extract<ScenarioStep, { op: "read" | "writeTool" | "editTool" }>;
+type CallStep = Extract<ScenarioStep, { op: "read" | "writeTool" | "editTool" | "bash" | "grep" }>;
+
+/** OpenCode's `bash` as far as the plugin sees it: the command's output (SPEC §5.10). */
+function openCodeBash(args: Record<string, unknown>, cwd: string): OpenCodeToolOutcome {
+  const output = runBashStep(String(args.command), cwd);
+  return { ok: true, title: String(args.description ?? ""), output, metadata: {} };
+}
+
+/**
+ * OpenCode's `grep` as far as the plugin sees it: matching lines of the files
+ * under `path` (the cwd by default), `path:N: text`; the plugin reads only
+ * that it ran.
+ */
+function openCodeGrep(args: Record<string, unknown>, cwd: string): OpenCodeToolOutcome {
+  const at = resolve(cwd, typeof args.path === "string" ? args.path : ".");
+  const re = new RegExp(String(args.pattern));
+  const lines: string[] = [];
+  const visit = (p: string) => {
+    let st;
+    try {
+      st = statSync(p);
+    } catch {
+      return;
+    }
+    if (st.isDirectory()) {
+      if (p.endsWith("/.opencode")) return;
+      for (const n of readdirSync(p).sort()) visit(join(p, n));
+    } else if (st.isFile()) {
+      readFileSync(p, "utf8").split("\n").forEach((l, i) => {
+        if (re.test(l)) lines.push(`${p}:${i + 1}: ${l}`);
+      });
+    }
+  };
+  visit(at);
+  const output = lines.length === 0 ? "No files found" : lines.join("\n");
+  return { ok: true, title: String(args.pattern), output, metadata: { matches: lines.length } };
+}
 
 /**
  * The one replacement of an `editTool` step (`edits` as a list or JSON
@@ -162,6 +199,15 @@ function toolCallOf(s: CallStep, index: number): { tool: string; args: Record<st
   }
   if (s.op === "writeTool") {
     return { tool: "write", args: { filePath: s.path, content: s.content } };
+  }
+  if (s.op === "bash") {
+    return { tool: "bash", args: { command: s.command, description: "scenario command" } };
+  }
+  if (s.op === "grep") {
+    return {
+      tool: "grep",
+      args: s.path === undefined ? { pattern: s.pattern } : { pattern: s.pattern, path: s.path },
+    };
   }
   const r = singleReplacement(s);
   if (r === undefined) throw new NotApplicableStep(index, "an edit of other than one replacement");
@@ -239,10 +285,14 @@ export async function runScenarioOnOpenCode(
       output: outcome.output,
       metadata: outcome.metadata,
     };
-    await hooks["tool.execute.after"]?.(
-      { tool, sessionID: session.id, callID: part.callID, args: structuredClone(before.args) },
-      out,
-    );
+    // a `record: false` step: the result as OpenCode stores it without the plugin
+    const hooked = !("record" in s && s.record === false);
+    if (hooked) {
+      await hooks["tool.execute.after"]?.(
+        { tool, sessionID: session.id, callID: part.callID, args: structuredClone(before.args) },
+        out,
+      );
+    }
     if (s.persist !== false) store.complete(part, out.output, out.metadata, out.title);
     return { ok: true, title: out.title, output: out.output, metadata: out.metadata as never };
   };
@@ -282,6 +332,12 @@ export async function runScenarioOnOpenCode(
         return;
       case "editTool":
         await call(index, s, (args) => openCodeEditTool(args, cwd));
+        return;
+      case "bash":
+        await call(index, s, (args) => openCodeBash(args, cwd));
+        return;
+      case "grep":
+        await call(index, s, (args) => openCodeGrep(args, cwd));
         return;
       case "write":
       case "remove":

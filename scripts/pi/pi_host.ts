@@ -29,7 +29,7 @@ type ToolCallHandler = (event: PiToolCallEvent, ctx: PiContextLike) => Promise<u
 type ToolResultHandler = (
   event: PiToolResultEvent,
   ctx: PiContextLike,
-) => PiToolResultPatch | undefined;
+) => PiToolResultPatch | undefined | Promise<PiToolResultPatch | undefined>;
 
 /** Zero token usage, for assistant messages built by tests. */
 export const ZERO_USAGE = {
@@ -73,7 +73,10 @@ export class FakePiHost implements PiExtensionHost {
   ): void;
   on(
     event: "tool_result",
-    handler: (event: PiToolResultEvent, ctx: PiContextLike) => PiToolResultPatch | undefined,
+    handler: (
+      event: PiToolResultEvent,
+      ctx: PiContextLike,
+    ) => PiToolResultPatch | undefined | Promise<PiToolResultPatch | undefined>,
   ): void;
   on(event: string, handler: (...args: never[]) => unknown): void {
     if (event === "tool_call") this.#toolCall.push(handler as ToolCallHandler);
@@ -162,7 +165,12 @@ export class FakePiHost implements PiExtensionHost {
     toolCallId: string,
     name: string,
     args: Record<string, unknown>,
-    opts: { persist?: boolean | "deferred"; signal?: AbortSignal } = {},
+    opts: {
+      persist?: boolean | "deferred";
+      signal?: AbortSignal;
+      /** Run no `tool_result` handler: the result a host without the cache records. */
+      withoutResultHooks?: boolean;
+    } = {},
   ): Promise<ToolOutcome> {
     const tool = this.tools.get(name);
     if (!tool) throw new Error(`no tool ${name} registered`);
@@ -178,16 +186,19 @@ export class FakePiHost implements PiExtensionHost {
     } catch (e) {
       outcome = { ok: false, error: e instanceof Error ? e.message : String(e) };
     }
-    for (const h of this.#toolResult) {
-      const patch = h({
+    // like pi's agent loop: a failed call's result has empty details, which a handler may patch
+    let errorDetails: unknown = {};
+    for (const h of opts.withoutResultHooks === true ? [] : this.#toolResult) {
+      const patch = await h({
         ...call,
         content: outcome.ok ? outcome.result.content : [{ type: "text", text: outcome.error }],
-        details: outcome.ok ? outcome.result.details : undefined,
+        details: outcome.ok ? outcome.result.details : errorDetails,
         isError: !outcome.ok,
       }, this.context());
-      if (outcome.ok && patch?.details !== undefined) {
+      if (patch?.details === undefined) continue;
+      if (outcome.ok) {
         outcome = { ...outcome, result: { ...outcome.result, details: patch.details } };
-      }
+      } else errorDetails = patch.details;
     }
     const message = {
       role: "toolResult" as const,
@@ -196,7 +207,7 @@ export class FakePiHost implements PiExtensionHost {
       content: outcome.ok
         ? outcome.result.content
         : [{ type: "text" as const, text: outcome.error }],
-      details: outcome.ok ? outcome.result.details : undefined,
+      details: outcome.ok ? outcome.result.details : errorDetails,
       isError: !outcome.ok,
       timestamp: Date.now(),
     };
@@ -207,6 +218,37 @@ export class FakePiHost implements PiExtensionHost {
       this.session.appendMessage(message);
     }
     return outcome;
+  }
+
+  /**
+   * Appends the result of a tool call of the last assistant message that
+   * ran elsewhere (a recorded session's `bash`, say), after pi's
+   * `tool_result` handlers saw it, as pi's agent loop does.
+   */
+  async appendToolResult(
+    toolCallId: string,
+    name: string,
+    input: Record<string, unknown>,
+    content: PiToolResult["content"],
+    isError: boolean,
+  ): Promise<void> {
+    let details: unknown = isError ? {} : undefined;
+    for (const h of this.#toolResult) {
+      const patch = await h(
+        { toolName: name, toolCallId, input, content, details, isError },
+        this.context(),
+      );
+      if (patch?.details !== undefined) details = patch.details;
+    }
+    this.session.appendMessage({
+      role: "toolResult",
+      toolCallId,
+      toolName: name,
+      content,
+      details,
+      isError,
+      timestamp: Date.now(),
+    });
   }
 
   /** Runs a slash command (`args` is the text after the name). */

@@ -10,7 +10,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
+  createBashToolDefinition,
   createEditToolDefinition,
+  createGrepToolDefinition,
   createWriteToolDefinition,
   SessionManager,
 } from "@mariozechner/pi-coding-agent";
@@ -46,15 +48,28 @@ export interface PiRunOptions {
 }
 
 type ReadStep = Extract<ScenarioStep, { op: "read" }>;
-type CallStep = Extract<ScenarioStep, { op: "read" | "writeTool" | "editTool" }>;
+type CallStep = Extract<ScenarioStep, { op: "read" | "writeTool" | "editTool" | "bash" | "grep" }>;
 
-/** The tool call a call step makes: pi's `read` (our override), or pi's own `write` or `edit`. */
+/**
+ * The tool call a call step makes: pi's `read` (our override), or pi's own
+ * `write`, `edit`, `bash` or `grep`.
+ */
 function toolCallOf(s: CallStep): { name: string; args: Record<string, unknown> } {
-  return s.op === "read"
-    ? { name: "read", args: readArgs(s) }
-    : s.op === "writeTool"
-    ? { name: "write", args: { path: s.path, content: s.content } }
-    : { name: "edit", args: editArgsOf(s) };
+  switch (s.op) {
+    case "read":
+      return { name: "read", args: readArgs(s) };
+    case "writeTool":
+      return { name: "write", args: { path: s.path, content: s.content } };
+    case "editTool":
+      return { name: "edit", args: editArgsOf(s) };
+    case "bash":
+      return { name: "bash", args: { command: s.command } };
+    case "grep":
+      return {
+        name: "grep",
+        args: s.path === undefined ? { pattern: s.pattern } : { pattern: s.pattern, path: s.path },
+      };
+  }
 }
 
 /** The `read` tool's arguments for a read step: the request plus `bypass_cache`. */
@@ -106,6 +121,8 @@ async function run(
     // pi's own write and edit tools, as pi registers them next to the extension's read
     host.registerTool(createWriteToolDefinition(cwd) as unknown as PiToolDefinition);
     host.registerTool(createEditToolDefinition(cwd) as unknown as PiToolDefinition);
+    host.registerTool(createBashToolDefinition(cwd) as unknown as PiToolDefinition);
+    host.registerTool(createGrepToolDefinition(cwd) as unknown as PiToolDefinition);
     createReadcacheExtension({ config, home: () => home })(host);
     if (events) host.emit("session_start");
     return host;
@@ -139,7 +156,8 @@ async function run(
   const step = async (s: ScenarioStep, index: number): Promise<void> => {
     // a step that is neither a call nor a file change ends the turn: deferred results never come
     if (
-      !["read", "writeTool", "editTool", "write", "remove", "symlink", "storeFault"].includes(s.op)
+      !["read", "writeTool", "editTool", "bash", "grep", "write", "remove", "symlink", "storeFault"]
+        .includes(s.op)
     ) {
       host.dropDeferred();
     }
@@ -181,6 +199,17 @@ async function run(
         const { name, args } = toolCallOf(s);
         // pi's edit may refuse (its error is the tool result, as in pi)
         await host.runTool(callIds.get(index)!, name, args, { persist: s.persist ?? true });
+        return;
+      }
+      case "bash":
+      case "grep": {
+        if (startsTurn(vector.steps, index)) startTurn(index);
+        const { name, args } = toolCallOf(s);
+        // pi's own tool; a command that fails is an error result, as in pi
+        await host.runTool(callIds.get(index)!, name, args, {
+          persist: s.persist ?? true,
+          withoutResultHooks: s.record === false,
+        });
         return;
       }
       case "write":

@@ -10,6 +10,7 @@
  * @module
  */
 import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { renderBaselineRead } from "../core/baseline.ts";
 import { MemoryObjectStore } from "../core/object_store.ts";
 import { dirname, join } from "node:path";
@@ -28,6 +29,7 @@ import {
   resolveWriteTarget,
   serveRead,
 } from "../shell/read_service.ts";
+import { toolResultMeta } from "../shell/tool_result.ts";
 import { activeBranch, type FileChange, type ReadCall, type ReplayEntry } from "../core/replay.ts";
 import type { ScenarioInput, ScenarioInputStep as ScenarioStep } from "./vector_schema.ts";
 
@@ -73,9 +75,27 @@ interface Session {
 
 const FILE_OPS: ReadonlySet<string> = new Set(["write", "remove", "symlink", "storeFault"]);
 
-/** A step that is a tool call of the model: a read, or a write or edit with the host's tools. */
-function isCall(s: ScenarioStep): s is ScenarioStep & { op: "read" | "writeTool" | "editTool" } {
-  return s.op === "read" || s.op === "writeTool" || s.op === "editTool";
+/** A step that is a tool call of the model: a read, a write or edit, a shell command or a search. */
+function isCall(
+  s: ScenarioStep,
+): s is ScenarioStep & { op: "read" | "writeTool" | "editTool" | "bash" | "grep" } {
+  return s.op === "read" || s.op === "writeTool" || s.op === "editTool" || s.op === "bash" ||
+    s.op === "grep";
+}
+
+/**
+ * Runs a `bash` step's command as pi's bash tool does (`bash -c` in the cwd,
+ * stdout and stderr together); returns the output. A command that fails or
+ * times out still ran: its output is what the model sees.
+ */
+export function runBashStep(command: string, cwd: string): string {
+  const r = spawnSync("bash", ["-c", command], {
+    cwd,
+    encoding: "utf8",
+    timeout: 10_000,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  return `${r.stdout ?? ""}${r.stderr ?? ""}`;
 }
 
 /** The arguments the model sends with an `editTool` step, in the shape the step gives them. */
@@ -315,14 +335,21 @@ export async function runScenario(
   /** The assistant message of the turn the call step at `index` starts, with its file changes. */
   const startTurn = (index: number) => {
     const changes: FileChange[] = [];
+    const opaque: string[] = [];
     for (const i of turnCallSteps(vector.steps, index)) {
       const s = vector.steps[i];
+      if (s.op === "bash") opaque.push(`call-${i}`);
+      if (s.op === "bash" || s.op === "grep") continue;
       const call = resolveWriteTarget(s, { cwd, home });
       if ((s.op === "writeTool" || s.op === "editTool") && call) {
         changes.push({ callId: `call-${i}`, call, tool: s.op === "editTool" ? "edit" : "write" });
       }
     }
-    append(changes.length > 0 ? { kind: "other", changes } : { kind: "other" });
+    append({
+      kind: "other",
+      ...(changes.length > 0 ? { changes } : {}),
+      ...(opaque.length > 0 ? { opaque } : {}),
+    });
   };
 
   /** Beliefs planned for edit calls, by call id (SPEC §5.9 rule 4). */
@@ -422,6 +449,28 @@ export async function runScenario(
           callId: `call-${index}`,
           edit: outcome.ok && meta !== undefined ? { args, meta } : { args },
         });
+        return;
+      }
+      case "bash":
+      case "grep": {
+        if (startsTurn(vector.steps, index)) startTurn(index);
+        if (step.op === "bash") runBashStep(step.command, cwd);
+        // when the result comes back (pi's tool_result): what differs from the model's view
+        session.knowledge.sync(branch());
+        const meta = await toolResultMeta(session.knowledge, {
+          cwd,
+          home,
+          store,
+          volatileStore: volatile,
+          config,
+        });
+        const callId = `call-${index}`;
+        result(
+          step.persist,
+          step.record === false
+            ? { kind: "tool", tool: step.op, callId }
+            : { kind: "tool", tool: step.op, callId, meta },
+        );
         return;
       }
       case "write":

@@ -157,9 +157,25 @@ const replayEntry = z.discriminatedUnion("kind", [
     changes: z.array(z.strictObject({
       callId: z.string(),
       call: z.strictObject({ name: z.string().min(1), pathKey: z.string().min(1) }),
+      tool: z.enum(["edit", "write"]).optional().describe(
+        "the host's edit tool, or anything else (a write); several edits of one file in one message are one belief (SPEC §5.9)",
+      ),
     })).optional().describe(
       "for an assistant message: its calls of file-changing tools and their files (SPEC §5.8)",
     ),
+    opaque: z.array(z.string()).optional().describe(
+      "for an assistant message: ids of its calls that may change any file (a shell command, an unknown tool; SPEC §5.10)",
+    ),
+  }),
+  z.strictObject({
+    id: z.string(),
+    parentId: z.string().nullable(),
+    kind: z.literal("tool"),
+    tool: z.string().describe("the tool's name (bash, grep, ...)"),
+    meta: z.unknown().optional().describe(
+      "raw details.readcache (SPEC §5.10): the identities that differed from the model's newest view; absent: every file",
+    ),
+    callId: z.string().optional(),
   }),
   z.strictObject({
     id: z.string(),
@@ -280,6 +296,27 @@ const otherSteps = [
     persist: changePersist,
   }).describe(
     "the model edits a file with the host's edit tool (SPEC §5.9); it succeeds or fails as pi's edit does",
+  ),
+  z.strictObject({
+    op: z.literal("bash"),
+    command: z.string().min(1),
+    persist: changePersist,
+    record: z.literal(false).optional().describe(
+      "false: the result carries no readcache record (made while the cache was off): every file the model held is unknown after it",
+    ),
+  }).describe(
+    "the model runs a shell command with the host's bash tool, in the scenario's cwd (SPEC §5.10): it may show and change any file",
+  ),
+  z.strictObject({
+    op: z.literal("grep"),
+    pattern: z.string().min(1),
+    path: z.string().optional().describe("file or directory to search (default: the cwd)"),
+    persist: changePersist,
+    record: z.literal(false).optional().describe(
+      "false: the result carries no readcache record (made while the cache was off): every file the model held is unknown after it",
+    ),
+  }).describe(
+    "the model searches with the host's grep tool (SPEC §5.10): it shows matching lines, changes nothing",
   ),
   z.strictObject({ op: z.literal("remove"), path: z.string() }),
   z.strictObject({

@@ -212,7 +212,7 @@ export class BranchKnowledge {
       const e = branch[i];
       if (e.kind === "read") persisted.push({ index: i, entry: e });
       else if (
-        !(e.kind === "wrote" || e.kind === "changed" ||
+        !(e.kind === "wrote" || e.kind === "changed" || e.kind === "tool" ||
           (e.kind === "other" && e.toolResult === true))
       ) {
         barrier = i;
@@ -337,6 +337,40 @@ export class BranchKnowledge {
    */
   pendingChanges(): ReadCall[] {
     return this.#cursor.pendingChanges();
+  }
+
+  /**
+   * True while a call of the current turn that may change any file (a shell
+   * command, a tool the adapter does not know) has no result on the branch
+   * (SPEC §5.10): every read is then served in full.
+   */
+  opaqueInFlight(): boolean {
+    return this.#cursor.opaqueInFlight();
+  }
+
+  /**
+   * True when the current turn's message has a call that may change any file
+   * (SPEC §5.10): its reads, writes and edits give no trust.
+   */
+  turnIsOpaque(): boolean {
+    return this.#cursor.turnIsOpaque();
+  }
+
+  /**
+   * Identities the model holds some known content of, replayed and in
+   * flight: `keys` (canonical identities) and `names` (names it used). What a
+   * tool result is checked against (SPEC §5.10).
+   */
+  heldIdentities(): { keys: string[]; names: string[] } {
+    const { keys, names } = this.#cursor.heldIdentities();
+    const k = new Set(keys);
+    const n = new Set(names);
+    for (const o of this.#overlay) {
+      if (o.read.meta === undefined) continue;
+      k.add(o.read.meta.pathKey);
+      n.add(o.read.call?.name ?? o.read.meta.pathKey);
+    }
+    return { keys: [...k], names: [...n] };
   }
 
   /**

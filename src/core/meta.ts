@@ -427,3 +427,50 @@ export function parseEditMeta(value: unknown): ReadCacheEditMetaV1 | undefined {
   const r = ReadCacheEditMetaV1Schema.safeParse(value);
   return r.success ? r.data : undefined;
 }
+
+/**
+ * `details.readcache` on the result of a tool other than `read`, `write` and
+ * `edit` (a shell command, a search, any tool the adapter does not know;
+ * SPEC §5.10): the files whose content on disk, when the result came back,
+ * differed from the model's newest view of them. Each entry is an identity
+ * (a `pathKey` or a name the model used); from this result on, the model's
+ * view of it is unknown. An empty list says every file the model held was
+ * as it held it.
+ *
+ * @example
+ * ```ts
+ * import type { ReadCacheToolMetaV1 } from "@readcache/core/rules";
+ * const m: ReadCacheToolMetaV1 = { v: 1, kind: "tool", changed: ["/w/a.txt"] };
+ * ```
+ */
+export interface ReadCacheToolMetaV1 {
+  /** Schema version, always 1. */
+  v: 1;
+  /** Always `"tool"`. */
+  kind: "tool";
+  /** Identities (absolute paths) whose content differed from the model's newest view. */
+  changed: string[];
+}
+
+const ReadCacheToolMetaV1Schema: z.ZodType<ReadCacheToolMetaV1, unknown> = z.looseObject({
+  v: z.literal(1),
+  kind: z.literal("tool"),
+  changed: z.array(z.string().min(1)),
+}).transform((m): ReadCacheToolMetaV1 => ({ v: 1, kind: "tool", changed: [...m.changed] }));
+
+/**
+ * Parses `details.readcache` of another tool's result (SPEC §5.10);
+ * `undefined` when invalid (replay then counts every file as changed). Never
+ * throws.
+ *
+ * @example
+ * ```ts
+ * import { parseToolMeta } from "@readcache/core/rules";
+ * parseToolMeta({ v: 1, kind: "tool", changed: [] }); // { v: 1, kind: "tool", changed: [] }
+ * parseToolMeta({ v: 1, kind: "tool" }); // undefined
+ * ```
+ */
+export function parseToolMeta(value: unknown): ReadCacheToolMetaV1 | undefined {
+  const r = ReadCacheToolMetaV1Schema.safeParse(value);
+  return r.success ? r.data : undefined;
+}

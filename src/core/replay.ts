@@ -16,13 +16,14 @@ import {
   parseEditMeta,
   parseInvalidation,
   parseReadCacheMeta,
+  parseToolMeta,
   READ_MODES,
   type ReadCacheEditMetaV1,
   type ReadCacheInvalidationV1,
   type ReadCacheMetaV1,
   type ReadMode,
 } from "./meta.ts";
-import { type Interval, subtractLines } from "./interval.ts";
+import { type Interval, overlapLines, subtractLines } from "./interval.ts";
 import { isContentHash } from "./hash.ts";
 import { FULL_SCOPE, parseScopeKey, type ScopeKey, scopeKeyFor } from "./scope.ts";
 import {
@@ -127,6 +128,25 @@ export type ReplayEntry =
   | {
     id: string;
     parentId: string | null;
+    kind: "tool";
+    /**
+     * The result of a call of any tool but `read`, `write` and `edit` that can
+     * show or change file content (a shell command, a search, a tool the
+     * adapter does not know; SPEC §5.10).
+     */
+    tool: string;
+    /**
+     * Raw `details.readcache` (`ReadCacheToolMetaV1`): the files that differed
+     * from the model's newest view when the result came back. Absent or
+     * invalid: every file counts as changed.
+     */
+    meta?: unknown;
+    /** Tool call id. */
+    callId?: string;
+  }
+  | {
+    id: string;
+    parentId: string | null;
     kind: "invalidate";
     /** Raw data of a `pi-readcache` custom entry. */
     data: unknown;
@@ -151,6 +171,14 @@ export type ReplayEntry =
      * `edit`), each with the file it targets (SPEC §5.8).
      */
     changes?: readonly FileChange[];
+    /**
+     * For an assistant message: the ids of its calls of tools that may change
+     * any file in ways the cache cannot follow (a shell command, a tool the
+     * adapter does not know; SPEC §5.10). Until each has a result, no read is
+     * answered from the cache; the message's reads, writes and edits give no
+     * trust.
+     */
+    opaque?: readonly string[];
   };
 
 /**
@@ -456,12 +484,22 @@ type FileEvent =
   | { ord: number; kind: "invalidate"; inv: ReadCacheInvalidationV1; seq: number }
   | { ord: number; kind: "unknown"; call: ReadCall; seq: number };
 
+/** A result after which every file the model held is unknown (SPEC §5.10), in branch order. */
+interface GlobalUnknown {
+  ord: number;
+  seq: number;
+}
+
 /** The folded trust and views of one group of identities, up to `upTo` of its events. */
 interface Folded {
   trust: Map<string, PathTrust>;
   keyViews: Map<string, LineView[]>;
   nameViews: Map<string, LineView[]>;
   upTo: number;
+  /** Global unknowns applied (an index into the cursor's list). */
+  globalsUpTo: number;
+  /** `ord` of the last event or global unknown applied. */
+  lastOrd: number;
   ignored: number;
 }
 
@@ -516,6 +554,12 @@ export class ReplayCursor {
   #turnChanges: readonly FileChange[] = [];
   /** Call ids of the edit results of the current turn taken as beliefs (SPEC §5.9 rule 4). */
   #takenEdits = new Set<string>();
+  /** Calls of the current turn that may change any file, without a result yet (SPEC §5.10). */
+  #opaquePending = new Set<string>();
+  /** The current turn's message has a call that may change any file (SPEC §5.10). */
+  #turnOpaque = false;
+  /** Results after which every file held is unknown, in branch order (SPEC §5.10). */
+  #globals: GlobalUnknown[] = [];
   #ord = 0;
   #seq = 0;
   #boundary: ReplayBoundary = { startIndex: 0, compactionId: null };
@@ -599,6 +643,49 @@ export class ReplayCursor {
   }
 
   /**
+   * True while a call of the current turn that may change any file (a shell
+   * command, a tool the adapter does not know) has no result on the branch
+   * (SPEC §5.10): no read may be answered from the cache.
+   */
+  opaqueInFlight(): boolean {
+    return this.#opaquePending.size > 0;
+  }
+
+  /**
+   * True when the current turn's message has a call that may change any
+   * file (SPEC §5.10): its reads, writes and edits give no trust.
+   */
+  turnIsOpaque(): boolean {
+    return this.#turnOpaque;
+  }
+
+  /**
+   * Every identity (`pathKey`s under `keys`, names under `names`) whose
+   * newest views show some known content: what a tool result must be checked
+   * against (SPEC §5.10). Folds every file.
+   */
+  heldIdentities(): { keys: string[]; names: string[] } {
+    const keys: string[] = [];
+    const names: string[] = [];
+    const known = (views: readonly LineView[]) => {
+      // the newest view of some line is of known content
+      let open: Interval[] = [[1, TO_END]];
+      for (let i = views.length - 1; i >= 0 && open.length > 0; i--) {
+        const v = views[i];
+        if (v.hash !== null && overlapLines(open, v.start, v.end).length > 0) return true;
+        open = subtractLines(open, v.start, v.end);
+      }
+      return false;
+    };
+    for (const root of this.#groups.keys()) {
+      const f = this.#fold(root)!;
+      for (const [k, v] of f.keyViews) if (known(v)) keys.push(k);
+      for (const [n, v] of f.nameViews) if (known(v)) names.push(n);
+    }
+    return { keys, names };
+  }
+
+  /**
    * The file-changing calls of the current turn (the latest assistant
    * message), in call order, each with whether its result is on the branch.
    */
@@ -636,6 +723,9 @@ export class ReplayCursor {
     this.#pending = new Map();
     this.#takenEdits = new Set();
     this.#turnChanges = [];
+    this.#opaquePending = new Set();
+    this.#turnOpaque = false;
+    this.#globals = [];
     this.#seq = 0;
     this.#boundary = boundary;
     this.#counts = zeroCounts();
@@ -693,7 +783,7 @@ export class ReplayCursor {
     let at = g.events.length;
     if (inOrder) { while (at > 0 && g.events[at - 1].ord > event.ord) at--; }
     g.events.splice(at, 0, event);
-    if (g.folded !== undefined && g.folded.upTo > at) g.folded = undefined;
+    if (g.folded !== undefined && g.folded.lastOrd > event.ord) g.folded = undefined;
   }
 
   /** The folded state of the group of `id`, brought up to its last event. */
@@ -701,10 +791,18 @@ export class ReplayCursor {
     const root = this.#root(id);
     if (root === undefined) return undefined;
     const g = this.#groups.get(root)!;
-    const f: Folded = g.folded ??
-      { trust: new Map(), keyViews: new Map(), nameViews: new Map(), upTo: 0, ignored: 0 };
+    const f: Folded = g.folded ?? {
+      trust: new Map(),
+      keyViews: new Map(),
+      nameViews: new Map(),
+      upTo: 0,
+      globalsUpTo: 0,
+      lastOrd: -Infinity,
+      ignored: 0,
+    };
     g.folded = f;
-    if (f.upTo === g.events.length) return f;
+    const globals = this.#globals;
+    if (f.upTo === g.events.length && f.globalsUpTo === globals.length) return f;
     const sink: ViewSink = {
       trust: (k) => f.trust.get(k),
       setTrust: (k, t) => {
@@ -716,8 +814,21 @@ export class ReplayCursor {
       keyViews: (k) => f.keyViews.get(k) ?? [],
       nameViews: (n) => f.nameViews.get(n) ?? [],
     };
-    for (; f.upTo < g.events.length; f.upTo++) {
-      const e = g.events[f.upTo];
+    for (;;) {
+      const e = f.upTo < g.events.length ? g.events[f.upTo] : undefined;
+      const all = f.globalsUpTo < globals.length ? globals[f.globalsUpTo] : undefined;
+      if (all !== undefined && (e === undefined || all.ord < e.ord)) {
+        // every file of the group the model held anything of is unknown from here on
+        const unknown: LineView = { seq: all.seq, start: 1, end: TO_END, hash: null };
+        for (const k of [...f.keyViews.keys()]) sink.addKeyView(k, unknown);
+        for (const n of [...f.nameViews.keys()]) sink.addNameView(n, unknown);
+        f.globalsUpTo++;
+        f.lastOrd = all.ord;
+        continue;
+      }
+      if (e === undefined) break;
+      f.upTo++;
+      f.lastOrd = e.ord;
       if (e.kind === "read") {
         if (applyReadEvent(sink, e.meta, e.call, e.seq) === "ignored") f.ignored++;
       } else if (e.kind === "wrote") {
@@ -793,12 +904,22 @@ export class ReplayCursor {
    */
   #endTurn(index: number): void {
     for (const call of this.#pending.values()) this.#unknownFromTurnStart(call);
+    // a call that may have changed any file and never returned: every file is unknown (the
+    // turn's reads, writes and edits gave no trust, so here is as good as the turn start)
+    if (this.#opaquePending.size > 0) this.#everyFileUnknown();
+    this.#opaquePending.clear();
+    this.#turnOpaque = false;
     this.#pending.clear();
     this.#takenEdits.clear();
     this.#turnChanges = [];
     this.#turnStart = index;
     this.#turnOrd = this.#ord++;
     this.#turnSeq = this.#seq;
+  }
+
+  /** From here on, every file the model held is unknown (SPEC §5.10). */
+  #everyFileUnknown(): void {
+    this.#globals.push({ ord: this.#ord++, seq: this.#seq + 0.5 });
   }
 
   #consume(branch: readonly ReplayEntry[], from: number): void {
@@ -808,7 +929,11 @@ export class ReplayCursor {
         this.#reset({ startIndex: i + 1, compactionId: e.id });
       } else if (e.kind === "read") {
         if (e.callId !== undefined) this.#pending.delete(e.callId);
-        const meta = e.meta === undefined ? undefined : parseReadCacheMeta(e.meta);
+        // a read in the same message as a call that may change any file may have run before or
+        // after it: what it showed is not known to be the model's view (SPEC §5.10)
+        const meta = e.meta === undefined || this.#turnOpaque
+          ? undefined
+          : parseReadCacheMeta(e.meta);
         const call = e.call;
         const trusted = meta !== undefined && (call === undefined || metaMatchesCall(meta, call));
         this.#file(
@@ -833,7 +958,7 @@ export class ReplayCursor {
         // unknown from the turn start, below what the turn's reads showed (SPEC §5.8). So is a
         // file another call of the same message changes too (pi runs them in parallel).
         if (
-          !isContentHash(e.hash) || this.#readInTurn(branch, i, e.call) ||
+          !isContentHash(e.hash) || this.#turnOpaque || this.#readInTurn(branch, i, e.call) ||
           this.#otherChangeInTurn(e.callId, e.call)
         ) {
           this.#unknownFromTurnStart(e.call);
@@ -852,7 +977,7 @@ export class ReplayCursor {
         const meta = e.meta === undefined ? undefined : parseEditMeta(e.meta);
         const call = e.call;
         if (
-          meta === undefined || meta.pathKey !== call.pathKey ||
+          meta === undefined || meta.pathKey !== call.pathKey || this.#turnOpaque ||
           this.#readInTurn(branch, i, call) || this.#editChainBroken(e.callId, call)
         ) {
           this.#unknownFromTurnStart(call);
@@ -867,12 +992,33 @@ export class ReplayCursor {
           );
           if (e.callId !== undefined) this.#takenEdits.add(e.callId);
         }
+      } else if (e.kind === "tool") {
+        if (e.callId !== undefined) {
+          this.#pending.delete(e.callId);
+          this.#opaquePending.delete(e.callId);
+        }
+        // what the tool showed or changed (SPEC §5.10): the files that differed from the
+        // model's newest view are unknown from here on; without a record, every file is
+        const meta = e.meta === undefined ? undefined : parseToolMeta(e.meta);
+        if (meta === undefined) this.#everyFileUnknown();
+        else {
+          for (const id of meta.changed) {
+            const call = { name: id, pathKey: id };
+            this.#file({ ord: this.#ord++, kind: "unknown", call, seq: this.#seq + 0.5 }, id);
+          }
+        }
       } else if (e.kind === "other" && e.toolResult === true) {
-        if (e.callId !== undefined) this.#pending.delete(e.callId);
+        if (e.callId !== undefined) {
+          this.#pending.delete(e.callId);
+          // the result of a call that may change any file, with no record of what it did
+          if (this.#opaquePending.delete(e.callId)) this.#everyFileUnknown();
+        }
       } else if (e.kind === "other") {
         this.#endTurn(i);
         this.#turnChanges = e.changes ?? [];
         for (const c of this.#turnChanges) this.#pending.set(c.callId, c.call);
+        this.#opaquePending = new Set(e.opaque ?? []);
+        this.#turnOpaque = this.#opaquePending.size > 0;
       } else if (e.kind === "invalidate") {
         const inv = parseInvalidation(e.data);
         if (inv) {

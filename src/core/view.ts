@@ -365,3 +365,36 @@ export function newestViewsOf(
   }
   return out.sort((a, b) => a.start - b.start);
 }
+
+/**
+ * True when every line whose newest view (in `views`) shows known content
+ * shows what the file holds now (`hash`, `lines`): the content named by the
+ * view is `hash` itself, or its lines there equal `lines` (a view running to
+ * the end of the file also needs the same line count). `load(hash)` gives
+ * the lines of another content, `undefined` when it cannot be loaded (then
+ * the lines differ). Unknown and vacant lines are not compared: they back no
+ * answer already. What a tool result is checked with (SPEC §5.10).
+ *
+ * @example
+ * ```ts
+ * import { TO_END, viewsShowContent } from "@readcache/core/rules";
+ * const views = [{ seq: 1, start: 1, end: 2, hash: "A" }];
+ * const text: Record<string, string[]> = { A: ["x", "y", "z"] };
+ * viewsShowContent(views, "B", ["x", "y", "Z"], (h) => text[h]); // true: lines 1-2 agree
+ * viewsShowContent(views, "B", ["x", "Y"], (h) => text[h]); // false
+ * viewsShowContent([{ seq: 1, start: 1, end: TO_END, hash: "A" }], "B", ["x", "y"], (h) => text[h]); // false
+ * ```
+ */
+export function viewsShowContent(
+  views: readonly LineView[],
+  hash: string,
+  lines: readonly string[],
+  load: (hash: string) => readonly string[] | undefined,
+): boolean {
+  for (const p of newestViewsOf(views, 1, TO_END)) {
+    if (p.hash === null || p.hash === hash) continue;
+    const other = load(p.hash);
+    if (other === undefined || !sameLines(other, lines, p.start, p.end)) return false;
+  }
+  return true;
+}

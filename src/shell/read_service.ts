@@ -463,7 +463,9 @@ export async function serveRead(
     bytes,
     knowledge: knowledge.file(pathKey, call.name),
     // a change of this file pending in the same turn: serve it in full, like bypass_cache
-    bypass: req.bypass_cache === true || writeInFlight(call, knowledge.pendingChanges()),
+    // so is a read while a call that may change any file (a shell command) runs (SPEC §5.10)
+    bypass: req.bypass_cache === true || knowledge.opaqueInFlight() ||
+      writeInFlight(call, knowledge.pendingChanges()),
     config: deps.config,
   });
   const stores = storesFor(pathKey, deps, cfg);

@@ -317,7 +317,9 @@ Deno.test("branch mapping: only successful read results carry trust", () => {
     callId: "c",
   });
   assert.equal(piEntryToReplay(msg({ isError: true })).kind, "other");
-  assert.equal(piEntryToReplay(msg({ toolName: "bash" })).kind, "other");
+  // a shell command's result is checked against the model's view (SPEC §5.10)
+  assert.equal(piEntryToReplay(msg({ toolName: "bash" })).kind, "tool");
+  assert.equal(piEntryToReplay(msg({ toolName: "ls" })).kind, "other");
   assert.equal(piEntryToReplay(msg({ role: "user" })).kind, "other");
   assert.equal(
     piEntryToReplay({ type: "custom", id: "x", parentId: null, customType: "other-ext", data: {} })

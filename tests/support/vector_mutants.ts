@@ -206,8 +206,9 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
       "SPEC §5.8: a write whose result follows a read of the file in the same turn is not proof",
     file: "src/core/replay.ts",
     find:
-      "          !isContentHash(e.hash) || this.#readInTurn(branch, i, e.call) ||\n          this.#otherChangeInTurn(e.callId, e.call)",
-    replace: "          !isContentHash(e.hash) || this.#otherChangeInTurn(e.callId, e.call)",
+      "          !isContentHash(e.hash) || this.#turnOpaque || this.#readInTurn(branch, i, e.call) ||\n          this.#otherChangeInTurn(e.callId, e.call)",
+    replace:
+      "          !isContentHash(e.hash) || this.#turnOpaque || this.#otherChangeInTurn(e.callId, e.call)",
   },
   {
     name: "write-after-plain-read-taken",
@@ -221,9 +222,9 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     rule: "SPEC §5.8: a write event whose hash is not a content hash makes the file unknown",
     file: "src/core/replay.ts",
     find:
-      "        if (\n          !isContentHash(e.hash) || this.#readInTurn(branch, i, e.call) ||",
+      "        if (\n          !isContentHash(e.hash) || this.#turnOpaque || this.#readInTurn(branch, i, e.call) ||",
     replace:
-      "        if (!isContentHash(e.hash)) continue;\n        if (\n          this.#readInTurn(branch, i, e.call) ||",
+      "        if (!isContentHash(e.hash)) continue;\n        if (\n          this.#turnOpaque || this.#readInTurn(branch, i, e.call) ||",
   },
   {
     name: "write-of-lone-surrogate-is-proof",
@@ -386,8 +387,8 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     rule: "SPEC §5.9(4): no belief when a read of the file is earlier in the same turn",
     file: "src/core/replay.ts",
     find:
-      "          meta === undefined || meta.pathKey !== call.pathKey ||\n          this.#readInTurn(branch, i, call) || this.#editChainBroken(e.callId, call)",
-    replace: "          meta === undefined || meta.pathKey !== call.pathKey",
+      "          meta === undefined || meta.pathKey !== call.pathKey || this.#turnOpaque ||\n          this.#readInTurn(branch, i, call) || this.#editChainBroken(e.callId, call)",
+    replace: "          meta === undefined || meta.pathKey !== call.pathKey || this.#turnOpaque",
   },
   // §6 replay
   {
@@ -539,6 +540,78 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     file: "src/core/decision.ts",
     find: "  if (shown.length === 0 && p.scope === FULL_SCOPE) return d;",
     replace: "",
+  },
+  // §5.10 what other tools showed or changed
+  {
+    name: "tool-record-ignored",
+    rule:
+      "SPEC §5.10: a file that differed from the model's newest view when a tool's result came back is unknown from there on",
+    file: "src/core/replay.ts",
+    find:
+      '            this.#file({ ord: this.#ord++, kind: "unknown", call, seq: this.#seq + 0.5 }, id);',
+    replace: "            void call;",
+  },
+  {
+    name: "tool-without-record-ignored",
+    rule: "SPEC §5.10: a tool result without a valid record leaves every file unknown",
+    file: "src/core/replay.ts",
+    find: "        if (meta === undefined) this.#everyFileUnknown();",
+    replace: "        if (meta === undefined) void 0;",
+  },
+  {
+    name: "tool-compares-hash-only-with-newest",
+    rule:
+      "SPEC §5.10: a tool result is checked against every identity the model holds, under its names too",
+    file: "src/shell/tool_result.ts",
+    find: "  for (const n of names) await check(n, knowledge.file(n, n).nameViews);",
+    replace: "",
+  },
+  {
+    name: "read-while-opaque-call-runs-cached",
+    rule: "SPEC §5.10: while a call that may change any file runs, every read is served in full",
+    file: "src/shell/read_service.ts",
+    find: "bypass: req.bypass_cache === true || knowledge.opaqueInFlight() ||",
+    replace: "bypass: req.bypass_cache === true ||",
+  },
+  {
+    name: "read-in-opaque-message-trusted",
+    rule:
+      "SPEC §5.10: a read in the same message as a call that may change any file gives no trust",
+    file: "src/core/replay.ts",
+    find: "        const meta = e.meta === undefined || this.#turnOpaque\n",
+    replace: "        const meta = e.meta === undefined\n",
+  },
+  {
+    name: "change-in-opaque-message-trusted",
+    rule:
+      "SPEC §5.10: a write or edit in the same message as a call that may change any file is no proof and no belief",
+    edits: [
+      {
+        file: "src/core/replay.ts",
+        find: "!isContentHash(e.hash) || this.#turnOpaque ||",
+        replace: "!isContentHash(e.hash) ||",
+      },
+      {
+        file: "src/core/replay.ts",
+        find: "meta.pathKey !== call.pathKey || this.#turnOpaque ||",
+        replace: "meta.pathKey !== call.pathKey ||",
+      },
+    ],
+  },
+  {
+    name: "unanswered-opaque-call-ignored",
+    rule:
+      "SPEC §5.10: a call that may change any file and never returned leaves every file unknown",
+    file: "src/core/replay.ts",
+    find: "    if (this.#opaquePending.size > 0) this.#everyFileUnknown();",
+    replace: "",
+  },
+  {
+    name: "tool-views-compared-by-hash-only",
+    rule: "SPEC §5.10: a view of another content whose lines the file still has is not a change",
+    file: "src/shell/tool_result.ts",
+    find: '  return viewsShowContent(views, hash, text.split("\\n"), (h) => contents.get(h));',
+    replace: "  return false;",
   },
   // §8 output
   {

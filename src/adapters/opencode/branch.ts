@@ -57,6 +57,7 @@ import {
   OPENCODE_FILE_TOOLS,
   openCodeChangedFiles,
   openCodeReadCall,
+  openCodeToolClass,
   openCodeWriteProof,
 } from "./calls.ts";
 
@@ -359,11 +360,16 @@ export class OpenCodeBranchConverter {
           targeted.add(call.name).add(call.pathKey);
         });
       }
-      push(
-        changes.length > 0
-          ? { id: mid, parentId: null, kind: "other", changes }
-          : { id: mid, parentId: null, kind: "other" },
-      );
+      // calls that may change any file (bash, task, unknown tools; SPEC §5.10)
+      const opaque = tools.filter((p) => openCodeToolClass(p.tool ?? "") === "opaque")
+        .map((p) => p.callID!);
+      push({
+        id: mid,
+        parentId: null,
+        kind: "other",
+        ...(changes.length > 0 ? { changes } : {}),
+        ...(opaque.length > 0 ? { opaque } : {}),
+      });
       if (
         options.currentCallId !== undefined &&
         tools.some((p) => p.callID === options.currentCallId)
@@ -445,6 +451,17 @@ export class OpenCodeBranchConverter {
       if (inv !== undefined) {
         push({ id: `${id}~refresh`, parentId: null, kind: "invalidate", data: inv });
       }
+    }
+    if (openCodeToolClass(tool) !== "followed") {
+      // what the tool showed or changed (SPEC §5.10): the record the plugin added when it
+      // returned (a failed call has none: every file then counts as changed)
+      const meta = status === "completed" ? record(state?.metadata).readcache : undefined;
+      push(
+        meta === undefined
+          ? { id, parentId: null, kind: "tool", tool, callId }
+          : { id, parentId: null, kind: "tool", tool, callId, meta },
+      );
+      return;
     }
     if (OPENCODE_FILE_TOOLS.has(tool)) {
       // a successful edit carries the model's belief (SPEC §5.9: replay checks it); any other

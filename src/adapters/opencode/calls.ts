@@ -42,6 +42,53 @@ export type { ReadCall };
  */
 export const OPENCODE_FILE_TOOLS: ReadonlySet<string> = new Set(["write", "edit", "apply_patch"]);
 
+/**
+ * Tools of OpenCode the plugin follows itself, or that show no file content
+ * and change nothing (`glob`, `list`, the todo list): their results are not
+ * checked (SPEC §5.10). Every other tool's result is.
+ */
+const FOLLOWED: ReadonlySet<string> = new Set([
+  "read",
+  "write",
+  "edit",
+  "apply_patch",
+  "glob",
+  "list",
+  "todowrite",
+  "todoread",
+  "invalid",
+  "readcache_refresh",
+]);
+
+/** Tools of OpenCode that show content but change no file: not opaque (SPEC §5.10). */
+const VIEWING: ReadonlySet<string> = new Set([
+  "grep",
+  "webfetch",
+  "websearch",
+  "codesearch",
+  "lsp",
+  "skill",
+]);
+
+/**
+ * How the plugin treats a tool's calls (SPEC §5.10): `followed` (read,
+ * write, edit, apply_patch, and tools that show no file content), `viewing`
+ * (checked when it returns: grep and other tools that only show), or
+ * `opaque` (checked, and may change any file: bash, task, any tool the
+ * plugin does not know).
+ *
+ * @example
+ * ```ts
+ * import { openCodeToolClass } from "@readcache/core/opencode";
+ * openCodeToolClass("bash"); // "opaque"
+ * openCodeToolClass("grep"); // "viewing"
+ * openCodeToolClass("glob"); // "followed"
+ * ```
+ */
+export function openCodeToolClass(tool: string): "followed" | "viewing" | "opaque" {
+  return FOLLOWED.has(tool) ? "followed" : VIEWING.has(tool) ? "viewing" : "opaque";
+}
+
 function record(v: unknown): Record<string, unknown> {
   return typeof v === "object" && v !== null ? v as Record<string, unknown> : {};
 }

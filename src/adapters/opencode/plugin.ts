@@ -73,7 +73,13 @@ import {
   type OpenCodeMessageLike,
   type OpenCodeRevertLike,
 } from "./branch.ts";
-import { openCodeFileTarget, openCodeReadCall, openCodeReadPath } from "./calls.ts";
+import {
+  openCodeFileTarget,
+  openCodeReadCall,
+  openCodeReadPath,
+  openCodeToolClass,
+} from "./calls.ts";
+import { toolResultMeta } from "../../shell/tool_result.ts";
 
 export * from "./answer.ts";
 export * from "./baseline.ts";
@@ -465,6 +471,27 @@ function readcacheHooks(
     };
   };
 
+  /**
+   * The record of another tool's result (SPEC §5.10): the files that differ from the model's
+   * newest view when it returned, as the part's `metadata.readcache`, where replay finds it.
+   */
+  const recordToolResult = async (call: ToolAfterInput, output: ToolAfterOutput) => {
+    const st = sessionState(call.sessionID);
+    const branch = await currentBranch(call.sessionID, st, call.callID);
+    if (branch?.current === undefined) return;
+    const meta = await toolResultMeta(knowledgeOf(branch, st), {
+      cwd: directory,
+      home: homedir(),
+      store,
+      volatileStore,
+      config: options.config,
+    });
+    const metadata = typeof output.metadata === "object" && output.metadata !== null
+      ? output.metadata
+      : {};
+    output.metadata = { ...metadata, readcache: meta };
+  };
+
   const serve = async (call: ToolAfterInput, output: ToolAfterOutput): Promise<void> => {
     const args = (typeof call.args === "object" && call.args !== null ? call.args : {}) as Record<
       string,
@@ -514,7 +541,7 @@ function readcacheHooks(
       bytes: read.bytes,
       knowledge: knowledge.file(readCall.pathKey, readCall.name),
       bypass: args.bypass_cache === true || servedLater || st.refreshed.has(readCall.pathKey) ||
-        writeInFlight(readCall, knowledge.pendingChanges()),
+        knowledge.opaqueInFlight() || writeInFlight(readCall, knowledge.pendingChanges()),
       config: options.config,
     });
     const stores = storesFor(readCall.pathKey);
@@ -578,6 +605,10 @@ function readcacheHooks(
           output.metadata = { ...metadata, readcache: meta };
         }
         return Promise.resolve();
+      }
+      if (openCodeToolClass(call.tool) !== "followed") {
+        // what the tool showed or changed (SPEC §5.10); no record when anything goes wrong
+        return serialized(() => recordToolResult(call, output).catch(() => undefined));
       }
       if (call.tool !== "read") return Promise.resolve();
       const before = { output: output.output, metadata: output.metadata };

@@ -75,6 +75,54 @@ export type WriteResolver = (
 export const FILE_CHANGING_TOOLS: ReadonlySet<string> = new Set(["write", "edit"]);
 
 /**
+ * Tools the cache follows itself (`read`, `write`, `edit`, the refresh tool)
+ * or that show no file content and change nothing (pi's `ls`, `find`): their
+ * results are not checked (SPEC §5.10). Every other tool's result is.
+ */
+export const FOLLOWED_TOOLS: ReadonlySet<string> = new Set([
+  "read",
+  "write",
+  "edit",
+  "ls",
+  "find",
+  "readcache_refresh",
+]);
+
+/** Tools that show file content but change nothing (pi's `grep`): not opaque (SPEC §5.10). */
+export const VIEWING_TOOLS: ReadonlySet<string> = new Set(["grep"]);
+
+/**
+ * True for a tool whose result is checked against the model's view (SPEC
+ * §5.10): any tool but those in {@linkcode FOLLOWED_TOOLS}.
+ *
+ * @example
+ * ```ts
+ * import { isCheckedTool } from "@readcache/core/pi-branch";
+ * isCheckedTool("bash"); // true
+ * isCheckedTool("ls"); // false
+ * ```
+ */
+export function isCheckedTool(name: string): boolean {
+  return !FOLLOWED_TOOLS.has(name);
+}
+
+/**
+ * True for a tool that may change any file in ways the cache cannot follow
+ * (SPEC §5.10): a checked tool that is not only a viewer (`bash`, any tool
+ * the adapter does not know).
+ *
+ * @example
+ * ```ts
+ * import { isOpaqueTool } from "@readcache/core/pi-branch";
+ * isOpaqueTool("bash"); // true
+ * isOpaqueTool("grep"); // false
+ * ```
+ */
+export function isOpaqueTool(name: string): boolean {
+  return isCheckedTool(name) && !VIEWING_TOOLS.has(name);
+}
+
+/**
  * The resolvers a converter uses (SPEC §5.6, §5.8): `read` for the arguments
  * of read calls, `write` for write calls (file and content hash), `target`
  * for the file any file-changing call targets. Without one, that part is not
@@ -197,6 +245,16 @@ export function piEntryToReplay(
         const meta = msg.isError === true ? undefined : asRecord(msg.details)?.readcache;
         if (call !== undefined) return changed(id, parentId, call, callId, meta);
       }
+      if (typeof msg.toolName === "string" && isCheckedTool(msg.toolName)) {
+        // a shell command, a search, a tool we do not know: what it showed or changed (SPEC
+        // §5.10); failed or not, it ran
+        const tool = msg.toolName;
+        const meta = asRecord(msg.details)?.readcache;
+        const e: ReplayEntry = { id, parentId, kind: "tool", tool };
+        if (callId !== undefined) e.callId = callId;
+        if (meta !== undefined) e.meta = meta;
+        return e;
+      }
       return callId === undefined
         ? { id, parentId, kind: "other", toolResult: true }
         : { id, parentId, kind: "other", toolResult: true, callId };
@@ -204,13 +262,22 @@ export function piEntryToReplay(
     // pi never runs the calls of a message that ended in an error or was aborted, and leaves
     // that message out of the model's context: its calls change nothing (SPEC §11.3)
     if (
-      msg?.role === "assistant" && resolveTarget !== undefined && Array.isArray(msg.content) &&
+      msg?.role === "assistant" && Array.isArray(msg.content) &&
       msg.stopReason !== "error" && msg.stopReason !== "aborted"
     ) {
       const changes: FileChange[] = [];
+      const opaque: string[] = [];
       for (const block of msg.content) {
         const b = asRecord(block);
         if (
+          b?.type === "toolCall" && typeof b.name === "string" && typeof b.id === "string" &&
+          isOpaqueTool(b.name)
+        ) {
+          opaque.push(b.id);
+          continue;
+        }
+        if (
+          resolveTarget !== undefined &&
           b?.type === "toolCall" && typeof b.name === "string" && FILE_CHANGING_TOOLS.has(b.name) &&
           typeof b.id === "string"
         ) {
@@ -219,6 +286,11 @@ export function piEntryToReplay(
             changes.push({ callId: b.id, call, tool: b.name === "edit" ? "edit" : "write" });
           }
         }
+      }
+      if (opaque.length > 0) {
+        return changes.length > 0
+          ? { id, parentId, kind: "other", changes, opaque }
+          : { id, parentId, kind: "other", opaque };
       }
       if (changes.length > 0) return { id, parentId, kind: "other", changes };
     }

@@ -51,7 +51,8 @@ import { parseRefreshArgs } from "../../core/refresh.ts";
 import { formatStatusReport, heldParts, type StatusReport, tallyReads } from "../../core/status.ts";
 import type { TruncationResult } from "../../core/truncate.ts";
 import { FsObjectStore } from "../../store/fs_object_store.ts";
-import { PiBranchConverter, type PiEntryLike } from "./branch.ts";
+import { isCheckedTool, PiBranchConverter, type PiEntryLike } from "./branch.ts";
+import { toolResultMeta } from "../../shell/tool_result.ts";
 
 export type {
   DecisionConfig,
@@ -189,7 +190,10 @@ export interface PiExtensionHost {
   /** Subscribes to pi's `tool_result` (after a tool ran; the handler may patch the result). */
   on(
     event: "tool_result",
-    handler: (event: PiToolResultEvent, ctx: PiContextLike) => PiToolResultPatch | undefined,
+    handler: (
+      event: PiToolResultEvent,
+      ctx: PiContextLike,
+    ) => PiToolResultPatch | undefined | Promise<PiToolResultPatch | undefined>,
   ): void;
 }
 
@@ -683,6 +687,29 @@ export function createReadcacheExtension(
         // no belief: the file counts as unknown after the edit
       }
       return undefined;
+    });
+    // What any other tool showed or changed (SPEC §5.10): when its result comes back, the files
+    // that differ from the model's newest view are recorded in the result, so replay and a
+    // restart see them. A failure here leaves no record: replay then counts every file changed.
+    pi.on("tool_result", async (event, ctx) => {
+      if (!isCheckedTool(event.toolName)) return undefined;
+      try {
+        const meta = await rt.serialized(() =>
+          toolResultMeta(rt.knowledgeFor(ctx), {
+            cwd: ctx.cwd,
+            home: home(),
+            store: storeFor(ctx.cwd),
+            volatileStore: rt.volatileStore,
+            config: options.config,
+          })
+        );
+        const details = typeof event.details === "object" && event.details !== null
+          ? event.details
+          : {};
+        return { details: { ...details, readcache: meta } };
+      } catch {
+        return undefined;
+      }
     });
     pi.on("tool_result", (event) => {
       if (event.toolName !== "edit") return undefined;

@@ -557,6 +557,11 @@ export function checkScenario(vector: Scenario, output: ScenarioOutput): CheckRe
         const effect = editEffect(answered(s), ahead.edit(editToolArgs(s)));
         writes.push({ name: writeNameOf(s.path), effect, edit: true });
         continue;
+      } else if (s.op === "bash" && calls.includes(i)) {
+        // the model sent a command that may change any file: until its result, it cannot know
+        // what any file holds (SPEC §5.10)
+        for (const name of fs.nodes.keys()) writes.push({ name, effect: { kind: "unknown" } });
+        continue;
       }
       applyFileStep(ahead, s);
     }
@@ -634,6 +639,29 @@ export function checkScenario(vector: Scenario, output: ScenarioOutput): CheckRe
         else if (step.persist !== false) {
           flushDeferred();
           tree.append("result");
+          endTurn();
+        }
+        return;
+      }
+      case "bash":
+      case "grep": {
+        call(index);
+        if (step.op === "bash") fs.runBash(step.command);
+        // what a shell command or a search showed is not parsed: the strictest reading is that it
+        // showed every file whole as it is now (SPEC §5.10)
+        const shown: Payload[] = [...fs.nodes.keys()].map((name) => {
+          const t = fs.text(name);
+          return {
+            name,
+            effect: t === undefined || !t.utf8
+              ? { kind: "unknown" as const }
+              : { kind: "shown" as const, start: 1, lines: t.lines, eof: true },
+          };
+        });
+        if (step.persist === "deferred") deferred++;
+        else if (step.persist !== false) {
+          flushDeferred();
+          tree.appendAll(turnEntry ? "result" : "read", shown);
           endTurn();
         }
         return;

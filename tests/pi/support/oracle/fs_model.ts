@@ -12,6 +12,19 @@
 // (the same without the shorthand). Independent of src/: nothing here is
 // imported from the implementation.
 import { createEditToolDefinition } from "@mariozechner/pi-coding-agent";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, relative } from "node:path";
+import { runBashStep } from "../../../../src/conformance/session_simulator.ts";
 
 /** One replacement of an edit call. */
 export interface Replacement {
@@ -298,6 +311,37 @@ export class FsModel {
     this.#addDirs(rel);
     this.#addDirs(target);
     this.nodes.set(target, { kind: "file", bytes: contentBytes(c) });
+  }
+
+  /**
+   * A `bash` step: the command run by `bash -c` on a copy of the model in a
+   * temporary directory, and the model made what the directory then holds
+   * (files and links; names that lead outside are left alone).
+   */
+  runBash(command: string): void {
+    const dir = mkdtempSync(join(tmpdir(), "readcache-oracle-bash-"));
+    try {
+      for (const [name, n] of this.nodes) {
+        if (name.startsWith("..")) continue;
+        const p = join(dir, name);
+        mkdirSync(dirname(p), { recursive: true });
+        if (n.kind === "file") writeFileSync(p, n.bytes);
+        else symlinkSync(n.target, p);
+      }
+      runBashStep(command, dir);
+      for (const name of [...this.nodes.keys()]) {
+        if (!name.startsWith("..")) this.nodes.delete(name);
+      }
+      for (const e of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+        const p = join(e.parentPath, e.name);
+        const name = relative(dir, p);
+        if (e.isSymbolicLink()) this.nodes.set(name, { kind: "link", target: readlinkSync(p) });
+        else if (e.isFile()) this.nodes.set(name, { kind: "file", bytes: readFileSync(p) });
+        else if (e.isDirectory()) this.dirs.add(name);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
 
   /** The `remove` step: removes the file or the link itself. */

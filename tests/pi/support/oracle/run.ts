@@ -278,7 +278,7 @@ async function dropSteps(
 export function dropUnusedFiles(vector: Scenario): Scenario {
   const used = new Set<string>();
   for (const s of vector.steps) {
-    if (!("path" in s)) continue;
+    if (!("path" in s) || s.path === undefined) continue;
     const p = s.op === "read" ? s.path.replace(/:\d+(?:-\d+)?$/, "") : s.path;
     used.add(nameOf(p));
     if (s.op === "symlink") used.add(linkTargetName(nameOf(s.path), s.target));

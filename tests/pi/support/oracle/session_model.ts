@@ -36,9 +36,10 @@ export function returnsAtOnce(s: TurnStep): boolean {
 /** Steps that only change files: they may sit between the calls of one turn. */
 const FILE_OPS: ReadonlySet<string> = new Set(["write", "remove", "symlink", "storeFault"]);
 
-/** A tool call of the model: a `read`, `writeTool` or `editTool` step. */
+/** A tool call of the model: a `read`, `writeTool`, `editTool`, `bash` or `grep` step. */
 export function isCallStep(s: TurnStep): boolean {
-  return s.op === "read" || s.op === "writeTool" || s.op === "editTool";
+  return s.op === "read" || s.op === "writeTool" || s.op === "editTool" || s.op === "bash" ||
+    s.op === "grep";
 }
 
 /**
