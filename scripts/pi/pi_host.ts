@@ -186,28 +186,25 @@ export class FakePiHost implements PiExtensionHost {
     } catch (e) {
       outcome = { ok: false, error: e instanceof Error ? e.message : String(e) };
     }
+    const content = outcome.ok
+      ? outcome.result.content
+      : [{ type: "text" as const, text: outcome.error }];
     // like pi's agent loop: a failed call's result has empty details, which a handler may patch
-    let errorDetails: unknown = {};
-    for (const h of opts.withoutResultHooks === true ? [] : this.#toolResult) {
-      const patch = await h({
-        ...call,
-        content: outcome.ok ? outcome.result.content : [{ type: "text", text: outcome.error }],
-        details: outcome.ok ? outcome.result.details : errorDetails,
-        isError: !outcome.ok,
-      }, this.context());
-      if (patch?.details === undefined) continue;
-      if (outcome.ok) {
-        outcome = { ...outcome, result: { ...outcome.result, details: patch.details } };
-      } else errorDetails = patch.details;
-    }
+    const details = opts.withoutResultHooks === true
+      ? (outcome.ok ? outcome.result.details : {})
+      : await this.#resultHooks(
+        call,
+        content,
+        outcome.ok ? outcome.result.details : {},
+        !outcome.ok,
+      );
+    if (outcome.ok) outcome = { ...outcome, result: { ...outcome.result, details } };
     const message = {
       role: "toolResult" as const,
       toolCallId,
       toolName: name,
-      content: outcome.ok
-        ? outcome.result.content
-        : [{ type: "text" as const, text: outcome.error }],
-      details: outcome.ok ? outcome.result.details : errorDetails,
+      content,
+      details,
       isError: !outcome.ok,
       timestamp: Date.now(),
     };
@@ -232,14 +229,8 @@ export class FakePiHost implements PiExtensionHost {
     content: PiToolResult["content"],
     isError: boolean,
   ): Promise<void> {
-    let details: unknown = isError ? {} : undefined;
-    for (const h of this.#toolResult) {
-      const patch = await h(
-        { toolName: name, toolCallId, input, content, details, isError },
-        this.context(),
-      );
-      if (patch?.details !== undefined) details = patch.details;
-    }
+    const call = { toolName: name, toolCallId, input };
+    const details = await this.#resultHooks(call, content, isError ? {} : undefined, isError);
     this.session.appendMessage({
       role: "toolResult",
       toolCallId,
@@ -249,6 +240,20 @@ export class FakePiHost implements PiExtensionHost {
       isError,
       timestamp: Date.now(),
     });
+  }
+
+  /** Runs pi's `tool_result` handlers in order; the result's details after their patches. */
+  async #resultHooks(
+    call: PiToolCallEvent,
+    content: PiToolResult["content"],
+    details: unknown,
+    isError: boolean,
+  ): Promise<unknown> {
+    for (const h of this.#toolResult) {
+      const patch = await h({ ...call, content, details, isError }, this.context());
+      if (patch?.details !== undefined) details = patch.details;
+    }
+    return details;
   }
 
   /** Runs a slash command (`args` is the text after the name). */

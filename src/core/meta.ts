@@ -474,3 +474,20 @@ export function parseToolMeta(value: unknown): ReadCacheToolMetaV1 | undefined {
   const r = ReadCacheToolMetaV1Schema.safeParse(value);
   return r.success ? r.data : undefined;
 }
+
+/**
+ * A tool result's `details` (pi) or `metadata` (OpenCode) with `readcache`
+ * set to `meta`: the other fields kept, anything that is not an object
+ * replaced by one. How every adapter attaches its metadata to a result.
+ *
+ * @example
+ * ```ts
+ * import { withReadcacheMeta } from "@readcache/core/rules";
+ * withReadcacheMeta({ diff: "..." }, { v: 1 }); // { diff: "...", readcache: { v: 1 } }
+ * withReadcacheMeta(undefined, { v: 1 }); // { readcache: { v: 1 } }
+ * ```
+ */
+export function withReadcacheMeta(details: unknown, meta: unknown): Record<string, unknown> {
+  const rest = typeof details === "object" && details !== null ? details : {};
+  return { ...rest, readcache: meta };
+}

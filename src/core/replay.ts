@@ -23,7 +23,7 @@ import {
   type ReadCacheMetaV1,
   type ReadMode,
 } from "./meta.ts";
-import { type Interval, overlapLines, subtractLines } from "./interval.ts";
+import { type Interval, subtractLines } from "./interval.ts";
 import { isContentHash } from "./hash.ts";
 import { FULL_SCOPE, parseScopeKey, type ScopeKey, scopeKeyFor } from "./scope.ts";
 import {
@@ -37,6 +37,7 @@ import {
 import {
   addView,
   type LineView,
+  newestViewsOf,
   TO_END,
   viewLinesOf,
   viewsCoverWith,
@@ -667,16 +668,9 @@ export class ReplayCursor {
   heldIdentities(): { keys: string[]; names: string[] } {
     const keys: string[] = [];
     const names: string[] = [];
-    const known = (views: readonly LineView[]) => {
-      // the newest view of some line is of known content
-      let open: Interval[] = [[1, TO_END]];
-      for (let i = views.length - 1; i >= 0 && open.length > 0; i--) {
-        const v = views[i];
-        if (v.hash !== null && overlapLines(open, v.start, v.end).length > 0) return true;
-        open = subtractLines(open, v.start, v.end);
-      }
-      return false;
-    };
+    // the newest view of some line is of known content
+    const known = (views: readonly LineView[]) =>
+      newestViewsOf(views, 1, TO_END).some((p) => p.hash !== null);
     for (const root of this.#groups.keys()) {
       const f = this.#fold(root)!;
       for (const [k, v] of f.keyViews) if (known(v)) keys.push(k);

@@ -41,10 +41,13 @@ async function load(stores: readonly ObjectStore[], hash: string): Promise<strin
   return undefined;
 }
 
-/** True when the file at `path` holds, on every line the views show known content of, that content. */
+/**
+ * True when the file at `path` (read once) holds, on every line each list of
+ * views shows known content of, that content.
+ */
 async function agrees(
   path: string,
-  views: readonly LineView[],
+  viewLists: readonly (readonly LineView[])[],
   stores: readonly ObjectStore[],
   cap: number,
 ): Promise<boolean> {
@@ -56,17 +59,19 @@ async function agrees(
   }
   if (read.kind !== "ok") return false;
   const hash = sha256Hex(read.bytes);
-  const pieces = newestViewsOf(views, 1, TO_END);
-  if (pieces.every((p) => p.hash === null || p.hash === hash)) return true;
+  const others = new Set<string>();
+  for (const views of viewLists) {
+    for (const p of newestViewsOf(views, 1, TO_END)) {
+      if (p.hash !== null && p.hash !== hash) others.add(p.hash);
+    }
+  }
+  if (others.size === 0) return true;
   const text = decode(read.bytes);
   if (text === undefined) return false;
   const contents = new Map<string, string[] | undefined>();
-  for (const p of pieces) {
-    if (p.hash !== null && p.hash !== hash && !contents.has(p.hash)) {
-      contents.set(p.hash, await load(stores, p.hash));
-    }
-  }
-  return viewsShowContent(views, hash, text.split("\n"), (h) => contents.get(h));
+  for (const h of others) contents.set(h, await load(stores, h));
+  const lines = text.split("\n");
+  return viewLists.every((views) => viewsShowContent(views, hash, lines, (h) => contents.get(h)));
 }
 
 /**
@@ -90,17 +95,22 @@ export async function toolResultMeta(
 ): Promise<ReadCacheToolMetaV1> {
   const cfg: DecisionConfig = { ...DEFAULT_DECISION_CONFIG, ...deps.config };
   const { keys, names } = knowledge.heldIdentities();
-  const changed = new Set<string>();
-  const check = async (id: string, views: readonly LineView[]) => {
-    if (changed.has(id)) return;
+  const isKey = new Set(keys);
+  const isName = new Set(names);
+  const changed: string[] = [];
+  // an identity that is a pathKey and a name (a file read by its real path) is read once
+  for (const id of new Set([...keys, ...names])) {
+    const { keyViews, nameViews } = knowledge.file(id, id);
+    const viewLists = [
+      ...(isKey.has(id) ? [keyViews] : []),
+      ...(isName.has(id) ? [nameViews] : []),
+    ];
     const inside = cfg.persistOutsideProject || isInsideProject(id, deps.cwd);
     const stores = [
       ...(inside ? [deps.store] : []),
       ...(deps.volatileStore ? [deps.volatileStore] : []),
     ];
-    if (!await agrees(id, views, stores, cfg.maxFileBytes)) changed.add(id);
-  };
-  for (const k of keys) await check(k, knowledge.file(k, k).keyViews);
-  for (const n of names) await check(n, knowledge.file(n, n).nameViews);
-  return { v: 1, kind: "tool", changed: [...changed].sort() };
+    if (!await agrees(id, viewLists, stores, cfg.maxFileBytes)) changed.push(id);
+  }
+  return { v: 1, kind: "tool", changed: changed.sort() };
 }

@@ -559,11 +559,11 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     replace: "        if (meta === undefined) void 0;",
   },
   {
-    name: "tool-compares-hash-only-with-newest",
+    name: "tool-names-not-checked",
     rule:
       "SPEC §5.10: a tool result is checked against every identity the model holds, under its names too",
     file: "src/shell/tool_result.ts",
-    find: "  for (const n of names) await check(n, knowledge.file(n, n).nameViews);",
+    find: "      ...(isName.has(id) ? [nameViews] : []),",
     replace: "",
   },
   {
@@ -610,7 +610,8 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     name: "tool-views-compared-by-hash-only",
     rule: "SPEC §5.10: a view of another content whose lines the file still has is not a change",
     file: "src/shell/tool_result.ts",
-    find: '  return viewsShowContent(views, hash, text.split("\\n"), (h) => contents.get(h));',
+    find:
+      "  return viewLists.every((views) => viewsShowContent(views, hash, lines, (h) => contents.get(h)));",
     replace: "  return false;",
   },
   // §8 output

@@ -45,7 +45,12 @@ import {
   planRead,
 } from "../../core/decision.ts";
 import { BranchKnowledge, type InFlightRead } from "../../core/knowledge.ts";
-import type { ReadCacheInvalidationV1, ReadCacheMetaV1, ReadMode } from "../../core/meta.ts";
+import {
+  type ReadCacheInvalidationV1,
+  type ReadCacheMetaV1,
+  type ReadMode,
+  withReadcacheMeta,
+} from "../../core/meta.ts";
 import { countLines } from "../../core/range.ts";
 import { invalidationRecord, invalidationScope } from "../../core/refresh.ts";
 import {
@@ -486,10 +491,7 @@ function readcacheHooks(
       volatileStore,
       config: options.config,
     });
-    const metadata = typeof output.metadata === "object" && output.metadata !== null
-      ? output.metadata
-      : {};
-    output.metadata = { ...metadata, readcache: meta };
+    output.metadata = withReadcacheMeta(output.metadata, meta);
   };
 
   const serve = async (call: ToolAfterInput, output: ToolAfterOutput): Promise<void> => {
@@ -563,10 +565,7 @@ function readcacheHooks(
       ...meta,
       bytes: new TextEncoder().encode(output.output).length,
     };
-    const metadata = typeof output.metadata === "object" && output.metadata !== null
-      ? output.metadata
-      : {};
-    output.metadata = { ...metadata, readcache: served };
+    output.metadata = withReadcacheMeta(output.metadata, served);
     st.served.push({
       callId: call.callID,
       read: { meta: served, call: readCall, callId: call.callID },
@@ -599,10 +598,7 @@ function readcacheHooks(
         // the edit succeeded (OpenCode calls this hook only then): its result carries the belief
         const meta = sessions.get(call.sessionID)?.edits.get(call.callID);
         if (meta !== undefined) {
-          const metadata = typeof output.metadata === "object" && output.metadata !== null
-            ? output.metadata
-            : {};
-          output.metadata = { ...metadata, readcache: meta };
+          output.metadata = withReadcacheMeta(output.metadata, meta);
         }
         return Promise.resolve();
       }

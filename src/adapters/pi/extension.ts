@@ -31,6 +31,7 @@ import {
   type ReadCacheEditMetaV1,
   type ReadCacheMetaV1,
   type ReadMode,
+  withReadcacheMeta,
 } from "../../core/meta.ts";
 import type { ScopeKey } from "../../core/scope.ts";
 import {
@@ -703,10 +704,7 @@ export function createReadcacheExtension(
             config: options.config,
           })
         );
-        const details = typeof event.details === "object" && event.details !== null
-          ? event.details
-          : {};
-        return { details: { ...details, readcache: meta } };
+        return { details: withReadcacheMeta(event.details, meta) };
       } catch {
         return undefined;
       }
@@ -715,10 +713,7 @@ export function createReadcacheExtension(
       if (event.toolName !== "edit") return undefined;
       const meta = beliefs.get(event.toolCallId);
       if (meta === undefined || event.isError) return undefined;
-      const details = typeof event.details === "object" && event.details !== null
-        ? event.details
-        : {};
-      return { details: { ...details, readcache: meta } };
+      return { details: withReadcacheMeta(event.details, meta) };
     });
 
     // In-memory caches only; the next read re-derives everything from the branch.
