@@ -25,6 +25,7 @@ export * from "./src/core/range.ts";
 export * from "./src/core/meta.ts";
 export * from "./src/core/trust.ts";
 export * from "./src/core/view.ts";
+export * from "./src/core/shell_view.ts";
 export * from "./src/core/edit.ts";
 export * from "./src/core/truncate.ts";
 export * from "./src/core/baseline.ts";

@@ -199,6 +199,8 @@ export function report(sessions: readonly SessionReplay[]): string {
       "writes",
       "without a result",
       "bash cp/mv/rm",
+      "bash views",
+      "grep views",
       "compactions",
     ],
     sessions.map((s) => [
@@ -211,6 +213,8 @@ export function report(sessions: readonly SessionReplay[]): string {
       `${s.counts.writes}`,
       `${s.counts.unanswered}`,
       `${s.counts.bashFileCommands}`,
+      `${s.counts.bashViews}`,
+      `${s.counts.grepViews}`,
       `${s.counts.compactions}`,
     ]),
   ));

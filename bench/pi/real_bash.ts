@@ -87,3 +87,108 @@ export function applyFileOps(
   }
   return changed;
 }
+
+/** Lines of one file the model was shown by a bash command or pi's grep, exactly as the file. */
+export interface ShownLines {
+  file: string;
+  /** Line number of `lines[0]`. */
+  start: number;
+  lines: string[];
+  /** The output also showed where the file ends (`cat`, or fewer lines than asked for). */
+  toEnd: boolean;
+}
+
+/**
+ * What a bash command's output showed of a file, read by the bench on its own (nothing from
+ * src/): the output of `cat F`, `cat -n F`, `sed -n 'A,Bp' F`, `head -n N F`, `head -N F`,
+ * `cat F | head -N`, `tail -n +A F` or `grep -n P F` that is exactly what the command prints for
+ * the file as the rebuild holds it (`text` gives a file's content). Anything else: nothing.
+ */
+export function bashShown(
+  command: string,
+  output: string,
+  cwd: string,
+  text: (path: string) => string | undefined,
+): ShownLines[] {
+  const c = command.trim();
+  const unq = (s: string) => s.replace(/^'(.*)'$/, "$1");
+  const path = String.raw`('[^']*'|[^\s'"|;&<>$*?~]+)`;
+  let m: RegExpExecArray | null;
+  const at = (p: string) => resolve(cwd, unq(p));
+  // [file, first line, last line (Infinity: to the end), how the lines print]
+  let want: [string, number, number, "plain" | "numbered" | "grep"] | undefined;
+  if ((m = new RegExp(`^cat ${path}$`).exec(c))) want = [at(m[1]), 1, Infinity, "plain"];
+  else if ((m = new RegExp(`^cat -n ${path}$`).exec(c))) {
+    want = [at(m[1]), 1, Infinity, "numbered"];
+  } else if ((m = new RegExp(`^sed -n '?(\\d+)(?:,(\\d+|\\$))?p'? ${path}$`).exec(c))) {
+    const end = m[2] === undefined ? Number(m[1]) : m[2] === "$" ? Infinity : Number(m[2]);
+    want = [at(m[3]), Number(m[1]), end, "plain"];
+  } else if ((m = new RegExp(`^head -n ?(\\d+) ${path}$`).exec(c))) {
+    want = [at(m[2]), 1, Number(m[1]), "plain"];
+  } else if ((m = new RegExp(`^head -(\\d+) ${path}$`).exec(c))) {
+    want = [at(m[2]), 1, Number(m[1]), "plain"];
+  } else if ((m = new RegExp(`^cat ${path} \\| head -n? ?(\\d+)$`).exec(c))) {
+    want = [at(m[1]), 1, Number(m[2]), "plain"];
+  } else if ((m = new RegExp(`^tail -n \\+(\\d+) ${path}$`).exec(c))) {
+    want = [at(m[2]), Number(m[1]), Infinity, "plain"];
+  } else if ((m = new RegExp(`^grep -n ('[^']*'|\\S+) ${path}$`).exec(c))) {
+    want = [at(m[2]), 1, Infinity, "grep"];
+  }
+  if (want === undefined || output === "") return [];
+  const [file, first, last, form] = want;
+  const content = text(file);
+  if (content === undefined || content.includes("\r") || first < 1) return [];
+  const lines = content.split("\n");
+  const same = (expected: string) => output === expected || output + "\n" === expected;
+  if (form === "grep") {
+    const rows = (output.endsWith("\n") ? output.slice(0, -1) : output).split("\n");
+    const shown: ShownLines[] = [];
+    for (const row of rows) {
+      const g = /^(\d+):(.*)$/.exec(row);
+      if (!g || lines[Number(g[1]) - 1] !== g[2]) return [];
+      shown.push({ file, start: Number(g[1]), lines: [g[2]], toEnd: false });
+    }
+    return shown;
+  }
+  if (form === "numbered") {
+    const real = lines.at(-1) === "" ? lines.slice(0, -1) : lines;
+    const expected = real.map((l, i) => `${String(i + 1).padStart(6)}\t${l}`).join("\n") +
+      (real.length < lines.length ? "\n" : "");
+    return same(expected) ? [{ file, start: 1, lines, toEnd: true }] : [];
+  }
+  if (first > lines.length) return [];
+  const end = Math.min(last, lines.length);
+  const part = lines.slice(first - 1, end);
+  if (!same(part.join("\n") + (end < lines.length ? "\n" : ""))) return [];
+  return [{ file, start: first, lines: part, toEnd: last > lines.length }];
+}
+
+/**
+ * What pi's grep output showed: each `path:N: text` or `path-N- text` row whose text is exactly
+ * line N of the file (path relative to the directory searched, or the file searched itself).
+ */
+export function grepShown(
+  searched: string,
+  output: string,
+  text: (path: string) => string | undefined,
+): ShownLines[] {
+  let isFile = false;
+  try {
+    isFile = statSync(searched).isFile();
+  } catch {
+    return [];
+  }
+  const shown: ShownLines[] = [];
+  for (const row of output.split("\n")) {
+    const m = /^(.+?)(?::(\d+): |-(\d+)- )(.*)$/.exec(row);
+    if (!m) continue;
+    const file = isFile ? searched : resolve(searched, m[1]);
+    const content = text(file);
+    if (content === undefined || content.includes("\r")) continue;
+    const n = Number(m[2] ?? m[3]);
+    if (content.split("\n")[n - 1] === m[4]) {
+      shown.push({ file, start: n, lines: [m[4]], toEnd: false });
+    }
+  }
+  return shown;
+}

@@ -65,6 +65,24 @@ export class ModelContext {
     this.#files.set(path, v);
   }
 
+  /**
+   * A bash command or pi's grep showed lines `start..` of a file exactly as it is
+   * (bench/pi/real_bash.ts); `total` when it also showed where the file ends.
+   */
+  shown(path: string, start: number, shown: readonly string[], total?: number): void {
+    const v = this.#files.get(path) ?? { lines: [], via: [] };
+    if (total !== undefined) {
+      if (v.lines.length > total) v.lines.length = total;
+      if (v.via.length > total) v.via.length = total;
+      v.total = total;
+    }
+    shown.forEach((l, i) => {
+      v.lines[start - 1 + i] = l;
+      v.via[start - 1 + i] = undefined;
+    });
+    this.#files.set(path, v);
+  }
+
   /** A successful write: the model sent the whole content. */
   wrote(path: string, content: string): void {
     const lines = content.split("\n");

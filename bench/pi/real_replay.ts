@@ -30,7 +30,7 @@ import {
   type PiToolResult,
 } from "../../src/adapters/pi/extension.ts";
 import { FakePiHost, ZERO_USAGE } from "../../scripts/pi/pi_host.ts";
-import { applyFileOps, fileOpsOf } from "./real_bash.ts";
+import { applyFileOps, bashShown, fileOpsOf, grepShown } from "./real_bash.ts";
 import {
   applyOldEdit,
   type Generation,
@@ -117,6 +117,10 @@ export interface ReplayCounts {
   plainDiffers: number;
   /** Bash calls whose plain `cp`/`mv`/`rm` were applied to the rebuild (bench/pi/real_bash.ts). */
   bashFileCommands: number;
+  /** Stretches of files bash commands showed exactly as the rebuild holds them. */
+  bashViews: number;
+  /** Lines pi's grep showed exactly as the rebuild holds them. */
+  grepViews: number;
 }
 
 /** The replay of one session. */
@@ -253,6 +257,8 @@ async function replay(
     resyncNotExact: 0,
     plainDiffers: 0,
     bashFileCommands: 0,
+    bashViews: 0,
+    grepViews: 0,
   };
   const reads: ReadRecord[] = [];
   const model = new ModelContext();
@@ -484,6 +490,24 @@ async function replay(
           ? fileOpsOf(call.args.command)
           : undefined;
         if (ops !== undefined && applyFileOps(ops, x)) counts.bashFileCommands++;
+        // what the output showed of a file, exactly as the rebuild holds it, is in the model's
+        // context (read by the bench on its own, bench/pi/real_bash.ts)
+        const output = textOf(m.content);
+        const shown = call.name === "bash" && typeof call.args.command === "string"
+          ? bashShown(call.args.command, output, x.cwd, readText)
+          : call.name === "grep" && !isError
+          ? grepShown(
+            diskPath(typeof call.args.path === "string" ? call.args.path : ".", x),
+            output,
+            readText,
+          )
+          : [];
+        for (const s of shown) {
+          const total = readText(s.file)!.split("\n").length;
+          model.shown(s.file, s.start, s.lines, s.toEnd ? total : undefined);
+        }
+        if (call.name === "bash") counts.bashViews += shown.length;
+        if (call.name === "grep") counts.grepViews += shown.length;
         // the extension checks what the tool showed or changed when its result comes back
         // (SPEC §5.10), as in pi
         await host.appendToolResult(call.id, call.name, call.args, content, isError);

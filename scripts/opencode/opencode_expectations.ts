@@ -70,6 +70,7 @@
  *
  * @module
  */
+import { classifyShellCommand } from "../../src/core/shell_view.ts";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, posix } from "node:path";
@@ -132,6 +133,12 @@ export const NOT_APPLICABLE = {
   deferred:
     "a write or edit answered with a later call of its message: pi's belief from several edits of one file in one message (SPEC §5.9 rule 4); the OpenCode plugin takes none",
   "pi-text": "an expectation in pi's own wording with no OpenCode counterpart",
+  "output-cut":
+    "a command whose output pi's bash cuts (2,000 lines or 50 KB) and OpenCode's bash cuts its own way",
+  "pi-grep":
+    "a cached answer from lines pi's grep tool printed (`path:N: text`); OpenCode's grep prints its own layout, which the plugin does not take as views",
+  "unanswered-shell":
+    "a read-only shell command that never returns: OpenCode stores the call as failed without the plugin's record, so every file counts as changed",
 } as const;
 
 /**
@@ -205,7 +212,7 @@ class VirtualFiles {
    * takes back what it changed, so the model keeps the content later reads
    * are translated from.
    */
-  runBash(command: string): void {
+  runBash(command: string): string {
     const dir = mkdtempSync(join(tmpdir(), "readcache-oc-expect-"));
     const at = (p: string) => join(dir, posix.relative(PROJECT_DIR, p));
     try {
@@ -219,7 +226,7 @@ class VirtualFiles {
         mkdirSync(dirname(at(link)), { recursive: true });
         symlinkSync(target.startsWith(`${PROJECT_DIR}/`) ? at(target) : target, at(link));
       }
-      runBashStep(command, dir);
+      const output = runBashStep(command, dir);
       for (const p of [...this.files.keys()]) {
         if (!p.startsWith(`${PROJECT_DIR}/`)) continue;
         try {
@@ -228,6 +235,7 @@ class VirtualFiles {
           this.files.delete(p);
         }
       }
+      return output;
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -295,6 +303,7 @@ export function openCodeVector(vector: Scenario): OpenCodeVector {
   const isCall = (s: ScenarioStep) =>
     s.op === "read" || s.op === "writeTool" || s.op === "editTool";
   const pathSyntax = (p: string) => p.startsWith("@") || p.startsWith("~");
+  let grepped = false;
 
   vector.steps.forEach((s, i) => {
     if (isCall(s) && startsTurnAt(vector.steps, i)) append();
@@ -317,16 +326,24 @@ export function openCodeVector(vector: Scenario): OpenCodeVector {
           const window = splitOpenCodeLines(LOSSY_UTF8.decode(bytes)).length - (s.offset ?? 1) + 1;
           if (Math.min(s.limit, window) > 2000) no("truncation", i);
         }
+        if (grepped && s.expect.mode !== "full" && s.expect.mode !== "baseline_fallback") {
+          no("pi-grep", i);
+        }
         const expect = translate(s, bytes, i, no, vector.config?.maxDiffBytesRatio);
         steps.push({ ...s, expect });
         return;
       }
       case "bash":
         if (s.persist === "deferred") no("deferred", i);
-        fs.runBash(s.command);
+        if (s.persist === false && classifyShellCommand(s.command).readOnly) {
+          no("unanswered-shell", i);
+        }
+        // pi's bash cuts long output; OpenCode's cuts it its own way
+        if (fs.runBash(s.command).split("\n").length > 2000) no("output-cut", i);
         break;
       case "grep":
         if (s.persist === "deferred") no("deferred", i);
+        grepped = true;
         break;
       case "writeTool":
         if (pathSyntax(s.path)) no("path-syntax", i);

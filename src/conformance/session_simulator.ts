@@ -9,11 +9,19 @@
  *
  * @module
  */
-import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { spawnSync } from "node:child_process";
 import { renderBaselineRead } from "../core/baseline.ts";
 import { MemoryObjectStore } from "../core/object_store.ts";
-import { dirname, join } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import { FsObjectStore } from "../store/fs_object_store.ts";
 import type { DecisionConfig, ReadDecision } from "../core/decision.ts";
 import { BranchKnowledge } from "../core/knowledge.ts";
@@ -30,6 +38,7 @@ import {
   serveRead,
 } from "../shell/read_service.ts";
 import { toolResultMeta } from "../shell/tool_result.ts";
+import { classifyShellCommand } from "../core/shell_view.ts";
 import { activeBranch, type FileChange, type ReadCall, type ReplayEntry } from "../core/replay.ts";
 import type { ScenarioInput, ScenarioInputStep as ScenarioStep } from "./vector_schema.ts";
 
@@ -96,6 +105,75 @@ export function runBashStep(command: string, cwd: string): string {
     stdio: ["ignore", "pipe", "pipe"],
   });
   return `${r.stdout ?? ""}${r.stderr ?? ""}`;
+}
+
+/**
+ * A `bash` step's output as pi's bash tool gives it to the model: the last
+ * 2,000 lines or 50 KB with a notice when longer, `(no output)` when empty,
+ * and the exit status when the command failed.
+ */
+export function piBashOutput(command: string, cwd: string): string {
+  const r = spawnSync("bash", ["-c", command], {
+    cwd,
+    encoding: "utf8",
+    timeout: 10_000,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let text = `${r.stdout ?? ""}${r.stderr ?? ""}`;
+  const lines = text.split("\n");
+  if (lines.length > 2000 || new TextEncoder().encode(text).length > 50 * 1024) {
+    const kept = lines.slice(-2000);
+    while (kept.length > 1 && new TextEncoder().encode(kept.join("\n")).length > 50 * 1024) {
+      kept.shift();
+    }
+    const first = lines.length - kept.length + 1;
+    text = `${kept.join("\n")}\n\n[Showing lines ${first}-${lines.length} of ${lines.length}.]`;
+  }
+  if (text === "") text = "(no output)";
+  return r.status === 0 ? text : `${text}\n\nCommand exited with code ${r.status}`;
+}
+
+/**
+ * Runs a `grep` step as pi's grep tool shows it: each matching line of the
+ * files under `path` (the cwd by default; hidden files included) as
+ * `path:N: text`, the path relative to the directory searched (the file's
+ * name when a file was searched), carriage returns dropped, lines over 500
+ * characters cut, at most 100 matches; `No matches found` when none.
+ */
+export function runGrepStep(pattern: string, path: string | undefined, cwd: string): string {
+  const at = resolve(cwd, path ?? ".");
+  const re = new RegExp(pattern);
+  const rows: string[] = [];
+  let isFile = false;
+  try {
+    isFile = statSync(at).isFile();
+  } catch {
+    return `Path not found: ${at}`;
+  }
+  const visit = (p: string) => {
+    let st;
+    try {
+      st = statSync(p);
+    } catch {
+      return;
+    }
+    if (st.isDirectory()) {
+      for (const n of readdirSync(p).sort()) visit(join(p, n));
+      return;
+    }
+    if (!st.isFile()) return;
+    const shown = isFile ? basename(p) : relative(at, p);
+    const lines = readFileSync(p, "utf8").replace(/\r\n/g, "\n").split("\n");
+    lines.forEach((l, i) => {
+      if (rows.length >= 100 || !re.test(l)) return;
+      const text = l.replace(/\r/g, "");
+      rows.push(
+        `${shown}:${i + 1}: ${text.length > 500 ? text.slice(0, 500) + "... [truncated]" : text}`,
+      );
+    });
+  };
+  visit(at);
+  return rows.length === 0 ? "No matches found" : rows.join("\n");
 }
 
 /** The arguments the model sends with an `editTool` step, in the shape the step gives them. */
@@ -338,7 +416,8 @@ export async function runScenario(
     const opaque: string[] = [];
     for (const i of turnCallSteps(vector.steps, index)) {
       const s = vector.steps[i];
-      if (s.op === "bash") opaque.push(`call-${i}`);
+      // a command that only reads files changes none (SPEC §5.10)
+      if (s.op === "bash" && !classifyShellCommand(s.command).readOnly) opaque.push(`call-${i}`);
       if (s.op === "bash" || s.op === "grep") continue;
       const call = resolveWriteTarget(s, { cwd, home });
       if ((s.op === "writeTool" || s.op === "editTool") && call) {
@@ -454,8 +533,19 @@ export async function runScenario(
       case "bash":
       case "grep": {
         if (startsTurn(vector.steps, index)) startTurn(index);
-        if (step.op === "bash") runBashStep(step.command, cwd);
-        // when the result comes back (pi's tool_result): what differs from the model's view
+        const output = step.op === "bash"
+          ? {
+            kind: "shell" as const,
+            command: step.command,
+            output: piBashOutput(step.command, cwd),
+          }
+          : {
+            kind: "grep" as const,
+            path: step.path,
+            output: runGrepStep(step.pattern, step.path, cwd),
+          };
+        // when the result comes back (pi's tool_result): what differs from the model's view,
+        // and what the output showed
         session.knowledge.sync(branch());
         const meta = await toolResultMeta(session.knowledge, {
           cwd,
@@ -463,7 +553,7 @@ export async function runScenario(
           store,
           volatileStore: volatile,
           config,
-        });
+        }, output);
         const callId = `call-${index}`;
         result(
           step.persist,

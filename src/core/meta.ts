@@ -450,13 +450,63 @@ export interface ReadCacheToolMetaV1 {
   kind: "tool";
   /** Identities (absolute paths) whose content differed from the model's newest view. */
   changed: string[];
+  /**
+   * Lines the result showed exactly as the file held them when it came back
+   * (a recognised shell view such as `cat F` or `sed -n 'A,Bp' F`, or lines
+   * of pi's `grep` output): from this result on, they are the model's newest
+   * view of those lines. Applied after `changed`.
+   */
+  shown?: ToolShownV1[];
 }
+
+/**
+ * One stretch of a file a tool result showed (SPEC §5.10): lines
+ * `start..end` (`end` omitted: to the end, the output showed where the file
+ * ends) of the content `hash`, which has `totalLines` lines.
+ *
+ * @example
+ * ```ts
+ * import type { ToolShownV1 } from "@readcache/core/rules";
+ * const s: ToolShownV1 = { pathKey: "/w/a.txt", name: "/w/a.txt", hash: "a".repeat(64),
+ *   totalLines: 13, start: 1 }; // `cat a.txt`
+ * ```
+ */
+export interface ToolShownV1 {
+  /** Canonical identity of the file. */
+  pathKey: string;
+  /** The file's name as the command named it, resolved against the working directory. */
+  name: string;
+  /** SHA-256 of the file's bytes when the result came back. */
+  hash: string;
+  /** Lines of that content. */
+  totalLines: number;
+  /** First line shown, 1-based. */
+  start: number;
+  /** Last line shown; omitted when the output showed the file to its end. */
+  end?: number;
+}
+
+const toolShownSchema = z.strictObject({
+  pathKey: z.string().min(1),
+  name: z.string().min(1),
+  hash: z.string().regex(HEX64),
+  totalLines: positiveInt,
+  start: positiveInt,
+  end: positiveInt.optional(),
+}).refine((s) => (s.end ?? s.totalLines) >= s.start && (s.end ?? s.start) <= s.totalLines, {
+  message: "lines outside the content",
+});
 
 const ReadCacheToolMetaV1Schema: z.ZodType<ReadCacheToolMetaV1, unknown> = z.looseObject({
   v: z.literal(1),
   kind: z.literal("tool"),
   changed: z.array(z.string().min(1)),
-}).transform((m): ReadCacheToolMetaV1 => ({ v: 1, kind: "tool", changed: [...m.changed] }));
+  shown: z.array(toolShownSchema).optional(),
+}).transform((m): ReadCacheToolMetaV1 =>
+  m.shown === undefined
+    ? { v: 1, kind: "tool", changed: [...m.changed] }
+    : { v: 1, kind: "tool", changed: [...m.changed], shown: m.shown.map((s) => ({ ...s })) }
+);
 
 /**
  * Parses `details.readcache` of another tool's result (SPEC §5.10);

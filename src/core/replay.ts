@@ -22,6 +22,7 @@ import {
   type ReadCacheInvalidationV1,
   type ReadCacheMetaV1,
   type ReadMode,
+  type ToolShownV1,
 } from "./meta.ts";
 import { type Interval, subtractLines } from "./interval.ts";
 import { isContentHash } from "./hash.ts";
@@ -483,7 +484,8 @@ type FileEvent =
   | { ord: number; kind: "wrote"; call: ReadCall; hash: string; seq: number }
   | { ord: number; kind: "edit"; call: ReadCall; meta: ReadCacheEditMetaV1; seq: number }
   | { ord: number; kind: "invalidate"; inv: ReadCacheInvalidationV1; seq: number }
-  | { ord: number; kind: "unknown"; call: ReadCall; seq: number };
+  | { ord: number; kind: "unknown"; call: ReadCall; seq: number }
+  | { ord: number; kind: "shown"; shown: ToolShownV1; seq: number };
 
 /** A result after which every file the model held is unknown (SPEC §5.10), in branch order. */
 interface GlobalUnknown {
@@ -831,6 +833,8 @@ export class ReplayCursor {
         applyEditEvent(sink, e.meta, e.call, e.seq);
       } else if (e.kind === "invalidate") {
         applyInvalidationEvent(sink, e.inv, e.seq);
+      } else if (e.kind === "shown") {
+        applyShownEvent(sink, e.shown, e.seq);
       } else {
         const unknown: LineView = { seq: e.seq, start: 1, end: TO_END, hash: null };
         sink.addKeyView(e.call.pathKey, unknown);
@@ -840,10 +844,17 @@ export class ReplayCursor {
     return f;
   }
 
-  /** True when a read result of the file of `call` lies in the current turn before `index`. */
+  /**
+   * True when a read result of the file of `call`, or a tool result that
+   * showed lines of it (SPEC §5.10), lies in the current turn before `index`.
+   */
   #readInTurn(branch: readonly ReplayEntry[], index: number, call: ReadCall): boolean {
     for (let j = Math.max(this.#turnStart + 1, this.#boundary.startIndex); j < index; j++) {
       const e = branch[j];
+      if (e.kind === "tool" && e.meta !== undefined) {
+        const shown = parseToolMeta(e.meta)?.shown ?? [];
+        if (shown.some((s) => sameFile(s, call))) return true;
+      }
       if (e.kind !== "read") continue;
       const key = (e.meta as { pathKey?: unknown } | undefined)?.pathKey;
       const ids = [key, e.call?.pathKey, e.call?.name];
@@ -999,6 +1010,14 @@ export class ReplayCursor {
           for (const id of meta.changed) {
             const call = { name: id, pathKey: id };
             this.#file({ ord: this.#ord++, kind: "unknown", call, seq: this.#seq + 0.5 }, id);
+          }
+          // then what it showed, checked against the file when it came back: the newest view
+          for (const shown of meta.shown ?? []) {
+            this.#file(
+              { ord: this.#ord++, kind: "shown", shown, seq: ++this.#seq },
+              shown.pathKey,
+              shown.name,
+            );
           }
         }
       } else if (e.kind === "other" && e.toolResult === true) {
@@ -1191,31 +1210,75 @@ export function applyEditEvent(
     } else shown.push({ ...s });
   }
   for (const s of shown) {
-    const end = s.end ?? TO_END;
-    add({ seq, start: s.start, end, hash: meta.servedHash });
-    if (s.start === 1 && s.end === undefined) {
-      trust = pathTrustAfterWrite(trust, meta.servedHash, seq);
-      continue;
-    }
-    const last = Math.min(s.end ?? total, total);
-    if (s.start > last) continue;
-    const scopeKey = scopeKeyFor(s.start, last, total);
-    // a held stretch that happens to be the whole text still says nothing of where it ends
-    if (scopeKey === FULL_SCOPE) continue;
-    trust = pathTrustAfterRead(trust, {
-      v: 1,
-      pathKey: call.pathKey,
-      scopeKey,
-      servedHash: meta.servedHash,
-      mode: "full",
-      totalLines: total,
-      rangeStart: s.start,
-      rangeEnd: last,
-      bytes: 0,
-    }, seq).trust;
+    add({ seq, start: s.start, end: s.end ?? TO_END, hash: meta.servedHash });
+    trust = trustHolding(trust, call.pathKey, meta.servedHash, total, s, seq);
   }
   sink.setTrust(call.pathKey, trust);
   return true;
+}
+
+/**
+ * The trust of a file after the model was shown lines `start..end` (`end`
+ * omitted: to the end) of the content `hash` (`total` lines) other than by a
+ * read: the whole file sets the full slot; a stretch, the range slot of
+ * those lines (a stretch that happens to be the whole text but did not show
+ * where it ends sets none).
+ */
+function trustHolding(
+  trust: PathTrust | undefined,
+  pathKey: string,
+  hash: string,
+  total: number,
+  s: LineStretch,
+  seq: number,
+): PathTrust | undefined {
+  if (s.start === 1 && s.end === undefined) return pathTrustAfterWrite(trust, hash, seq);
+  const last = Math.min(s.end ?? total, total);
+  if (s.start > last) return trust;
+  const scopeKey = scopeKeyFor(s.start, last, total);
+  if (scopeKey === FULL_SCOPE) return trust;
+  return pathTrustAfterRead(trust, {
+    v: 1,
+    pathKey,
+    scopeKey,
+    servedHash: hash,
+    mode: "full",
+    totalLines: total,
+    rangeStart: s.start,
+    rangeEnd: last,
+    bytes: 0,
+  }, seq).trust;
+}
+
+/**
+ * Applies lines a tool result showed (SPEC §5.10), checked against the file
+ * when the result came back: they are the model's newest view of those
+ * lines, under the file's identity and the name the command used, and set a
+ * trust slot like a read of them.
+ *
+ * @example
+ * ```ts ignore
+ * applyShownEvent(sink, { pathKey: "/w/a.txt", name: "/w/a.txt", hash, totalLines: 13, start: 1 }, 4);
+ * ```
+ */
+export function applyShownEvent(sink: ViewSink, shown: ToolShownV1, seq: number): void {
+  const view: LineView = { seq, start: shown.start, end: shown.end ?? TO_END, hash: shown.hash };
+  sink.addKeyView(shown.pathKey, view);
+  sink.addNameView(shown.name, view);
+  const stretch: LineStretch = shown.end === undefined
+    ? { start: shown.start }
+    : { start: shown.start, end: shown.end };
+  sink.setTrust(
+    shown.pathKey,
+    trustHolding(
+      sink.trust(shown.pathKey),
+      shown.pathKey,
+      shown.hash,
+      shown.totalLines,
+      stretch,
+      seq,
+    ),
+  );
 }
 
 /**

@@ -13,10 +13,25 @@
 import type { BranchKnowledge } from "../core/knowledge.ts";
 import { type DecisionConfig, DEFAULT_DECISION_CONFIG } from "../core/decision.ts";
 import { sha256Hex } from "../core/hash.ts";
-import type { ReadCacheToolMetaV1 } from "../core/meta.ts";
+import type { ReadCacheToolMetaV1, ToolShownV1 } from "../core/meta.ts";
 import type { ObjectStore } from "../core/object_store.ts";
+import { countLines } from "../core/range.ts";
+import { isSensitivePath } from "../core/sensitive.ts";
+import {
+  classifyShellCommand,
+  grepShownLines,
+  grepToolLines,
+  shownLinesOf,
+} from "../core/shell_view.ts";
 import { type LineView, newestViewsOf, TO_END, viewsShowContent } from "../core/view.ts";
-import { isInsideProject, readRegularFile, type ReadServiceDeps } from "./read_service.ts";
+import { stat } from "node:fs/promises";
+import { isAbsolute, resolve } from "node:path";
+import {
+  isInsideProject,
+  pathKeyOnDisk,
+  readRegularFile,
+  type ReadServiceDeps,
+} from "./read_service.ts";
 
 const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
@@ -75,23 +90,44 @@ async function agrees(
 }
 
 /**
+ * What a tool result printed, for the lines it may show (SPEC §5.10):
+ * `shell`, the output of a shell command (run in `cwd`, the working
+ * directory when omitted); `grep`, the output of pi's `grep` tool, which
+ * searched `path` (`path:N: text` lines).
+ *
+ * @example
+ * ```ts
+ * import type { ToolOutput } from "@readcache/core/service";
+ * const out: ToolOutput = { kind: "shell", command: "cat a.txt", output: "hello\n" };
+ * ```
+ */
+export type ToolOutput =
+  | { kind: "shell"; command: string; cwd?: string; output: string }
+  | { kind: "grep"; path?: string; output: string };
+
+/**
  * The record a tool result carries (SPEC §5.10): every identity the model
  * holds known content of (`BranchKnowledge.heldIdentities`, in flight
  * included) whose file now differs from its newest views there, read once
  * each (non-blocking, at most `maxFileBytes`; a file that is gone, not a
- * regular file or too large counts as changed). Reads files and the store,
- * writes nothing. Call it when the tool's result comes back, before the next
- * read.
+ * regular file or too large counts as changed); and, given the result's
+ * `output`, the lines it showed exactly as the file now holds them (a
+ * recognised shell view, pi's grep lines; never of a sensitive file), whose
+ * content is kept in the store for later diffs. Reads files and the store,
+ * writes only the store. Call it when the tool's result comes back, before
+ * the next read.
  *
  * @example
  * ```ts ignore
- * const meta = await toolResultMeta(knowledge, { cwd, home, store });
- * // { v: 1, kind: "tool", changed: ["/w/a.txt"] }
+ * const meta = await toolResultMeta(knowledge, { cwd, home, store },
+ *   { kind: "shell", command: "cat a.txt", output });
+ * // { v: 1, kind: "tool", changed: [], shown: [{ pathKey: "/w/a.txt", ..., start: 1 }] }
  * ```
  */
 export async function toolResultMeta(
   knowledge: BranchKnowledge,
   deps: ReadServiceDeps,
+  output?: ToolOutput,
 ): Promise<ReadCacheToolMetaV1> {
   const cfg: DecisionConfig = { ...DEFAULT_DECISION_CONFIG, ...deps.config };
   const { keys, names } = knowledge.heldIdentities();
@@ -105,12 +141,87 @@ export async function toolResultMeta(
       ...(isKey.has(id) ? [keyViews] : []),
       ...(isName.has(id) ? [nameViews] : []),
     ];
-    const inside = cfg.persistOutsideProject || isInsideProject(id, deps.cwd);
-    const stores = [
-      ...(inside ? [deps.store] : []),
-      ...(deps.volatileStore ? [deps.volatileStore] : []),
-    ];
-    if (!await agrees(id, viewLists, stores, cfg.maxFileBytes)) changed.push(id);
+    if (!await agrees(id, viewLists, storesOf(id, deps, cfg), cfg.maxFileBytes)) changed.push(id);
   }
-  return { v: 1, kind: "tool", changed: changed.sort() };
+  const shown = output === undefined ? [] : await shownBy(output, deps, cfg);
+  return shown.length === 0
+    ? { v: 1, kind: "tool", changed: changed.sort() }
+    : { v: 1, kind: "tool", changed: changed.sort(), shown };
+}
+
+/** Where contents of a file are looked up and kept (SPEC §13.2); the first is where new go. */
+function storesOf(pathKey: string, deps: ReadServiceDeps, cfg: DecisionConfig): ObjectStore[] {
+  const inside = cfg.persistOutsideProject || isInsideProject(pathKey, deps.cwd);
+  return [...(inside ? [deps.store] : []), ...(deps.volatileStore ? [deps.volatileStore] : [])];
+}
+
+/** The lines `output` showed, per file, checked against each file as it is now. */
+async function shownBy(
+  out: ToolOutput,
+  deps: ReadServiceDeps,
+  cfg: DecisionConfig,
+): Promise<ToolShownV1[]> {
+  if (out.kind === "shell") {
+    const view = classifyShellCommand(out.command).view;
+    if (view === undefined) return [];
+    const name = resolve(out.cwd ?? deps.cwd, view.path);
+    return await shownOf(name, (text) => shownLinesOf(view.lines, text, out.output), deps, cfg);
+  }
+  // pi's grep: paths relative to the directory searched, or the file's name when it was a file
+  const rows = grepToolLines(out.output);
+  if (rows.length === 0) return [];
+  const searched = resolve(deps.cwd, out.path ?? ".");
+  const searchedFile = (await stat(searched).catch(() => undefined))?.isFile() === true;
+  const byFile = new Map<string, { line: number; text: string }[]>();
+  for (const r of rows) {
+    const name = searchedFile ? searched : isAbsolute(r.path) ? r.path : resolve(searched, r.path);
+    byFile.set(name, [...(byFile.get(name) ?? []), r]);
+  }
+  const shown: ToolShownV1[] = [];
+  for (const [name, fileRows] of byFile) {
+    shown.push(...await shownOf(name, (text) => grepShownLines(fileRows, text), deps, cfg));
+  }
+  return shown;
+}
+
+/** The stretches `linesOf` finds in the file `name` as it is now, as records; its content kept. */
+async function shownOf(
+  name: string,
+  linesOf: (text: string) => { start: number; end: number }[],
+  deps: ReadServiceDeps,
+  cfg: DecisionConfig,
+): Promise<ToolShownV1[]> {
+  let pathKey: string;
+  let read;
+  try {
+    pathKey = pathKeyOnDisk(name);
+    if (isSensitivePath(pathKey, cfg.sensitivePatterns)) return [];
+    if (isSensitivePath(name, cfg.sensitivePatterns)) return [];
+    read = await readRegularFile(name, cfg.maxFileBytes);
+  } catch {
+    return [];
+  }
+  if (read.kind !== "ok") return [];
+  const text = decode(read.bytes);
+  if (text === undefined || text.includes("\0")) return [];
+  const stretches = linesOf(text);
+  if (stretches.length === 0) return [];
+  const hash = sha256Hex(read.bytes);
+  const store = storesOf(pathKey, deps, cfg)[0];
+  try {
+    if (store !== undefined && !(await store.has?.(hash) ?? false)) {
+      await store.put(hash, read.bytes);
+    }
+  } catch {
+    // supporting data only: a later diff against it falls back to the plain read
+  }
+  const totalLines = countLines(text);
+  return stretches.map((s) => ({
+    pathKey,
+    name,
+    hash,
+    totalLines,
+    start: s.start,
+    ...(s.end === TO_END ? {} : { end: s.end }),
+  }));
 }

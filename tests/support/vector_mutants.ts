@@ -42,6 +42,14 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
 ]);`,
     replace: `const DERIVED_MODES: ReadonlySet<ReadMode> = new Set([]);`,
   },
+  {
+    name: "partial-held-stretches-not-touching",
+    rule:
+      "SPEC §5.1: a partial answer's held stretches may touch (stretches of two contents), not overlap",
+    file: "src/core/meta.ts",
+    find: "        (i === 0 || h.start > m.held![i - 1].end)",
+    replace: "        (i === 0 || h.start > m.held![i - 1].end + 1)",
+  },
   // §5.2 transitions
   {
     name: "unchanged-served-may-differ",
@@ -67,6 +75,15 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
       replace:
         '      if (S === FULL_SCOPE || B === undefined || B === "") return ignore;\n      const exact = getScope(current, S);\n      return true',
     }],
+  },
+  {
+    name: "trust-layer-applies-partial",
+    rule:
+      "SPEC §5.2: the trust layer alone ignores a `partial` event (its guard needs the model's views)",
+    file: "src/core/trust.ts",
+    find:
+      "      // needs the model's views (SPEC §8.4): replay decides, the slots alone cannot\n      return ignore;",
+    replace: "      return set();",
   },
   // §5.3 invalidation
   {
@@ -331,6 +348,40 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     replace: "    if (at !== -2) return this.#otherChangeInTurn(callId, call);\n",
   },
   {
+    name: "edit-chain-without-tool-taken",
+    rule:
+      "SPEC §5.9(4), §11.3: a message change without a tool is not an edit: any other change of the file in the message leaves it unknown",
+    file: "src/core/replay.ts",
+    find: '      (c.tool !== "edit" ||',
+    replace: '      (c.tool === "write" ||',
+  },
+  {
+    name: "edit-chain-later-result-first-taken",
+    rule:
+      "SPEC §5.9(4): an edit of a message is taken only while the later edits of the file have no result yet",
+    file: "src/core/replay.ts",
+    find: "(k < at ? !this.#takenEdits.has(c.callId) : !this.#pending.has(c.callId)))",
+    replace: "(k < at ? !this.#takenEdits.has(c.callId) : false))",
+  },
+  {
+    name: "edit-chain-failure-keeps-earlier-belief",
+    rule:
+      "SPEC §5.9(4): a failed change of a message leaves the file unknown from the turn start, undoing the beliefs of the message taken before it",
+    file: "src/core/replay.ts",
+    find: "    this.#file(event, call.pathKey, call.name, undefined, true);",
+    replace: "    this.#file(event, call.pathKey, call.name, undefined, false);",
+  },
+  {
+    name: "edit-not-taken-takes-seq",
+    rule:
+      "SPEC §6.2: edit metadata takes a seq only when valid, for the call's pathKey, and rule 4 holds",
+    file: "src/core/replay.ts",
+    find:
+      "          this.#unknownFromTurnStart(call);\n          if (meta !== undefined && meta.pathKey !== call.pathKey) {",
+    replace:
+      "          if (meta !== undefined) this.#seq++;\n          this.#unknownFromTurnStart(call);\n          if (meta !== undefined && meta.pathKey !== call.pathKey) {",
+  },
+  {
     name: "edit-chain-planned-on-message-start",
     rule: "SPEC §5.9(4): a later edit of the message is planned on the earlier edits' belief",
     file: "src/shell/read_service.ts",
@@ -353,6 +404,38 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     replace: "  const moved = true\n",
   },
   {
+    name: "edit-unmoved-gap-line-vacant",
+    rule:
+      "SPEC §5.9: a line between held stretches that an older view showed is unknown after the edit, even where it did not move",
+    file: "src/core/replay.ts",
+    find: "      if (x > y) continue;\n      out.push([x + g.shift,",
+    replace: "      if (x > y || g.shift === 0) continue;\n      out.push([x + g.shift,",
+  },
+  {
+    name: "edit-unmoved-gap-line-keeps-view",
+    rule:
+      "SPEC §5.9: a line between held stretches that did not move still loses its older view (unknown)",
+    edits: [
+      {
+        file: "src/core/replay.ts",
+        find: "      if (x > y) continue;\n      out.push([x + g.shift,",
+        replace:
+          "      if (x > y) continue;\n      if (g.shift === 0) {\n        unmovedGaps.push([x, y]);\n        continue;\n      }\n      out.push([x + g.shift,",
+      },
+      {
+        file: "src/core/replay.ts",
+        find: "function moveInto(\n",
+        replace: "const unmovedGaps: Interval[] = [];\nfunction moveInto(\n",
+      },
+      {
+        file: "src/core/replay.ts",
+        find: "  let stale = viewed;\n",
+        replace:
+          "  let stale = viewed;\n  for (const [a, b] of unmovedGaps.splice(0)) stale = subtractLines(stale, a, b);\n",
+      },
+    ],
+  },
+  {
     name: "edit-gaps-do-not-move",
     rule: "SPEC §5.9: lines between held stretches move by the lines the edit added before them",
     file: "src/core/replay.ts",
@@ -367,6 +450,133 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
       "    const lines = contents.get(p.hash);\n    if (lines === undefined) continue;\n    const last",
     replace:
       "    const lines = p.hash === baseHash ? contents.get(p.hash) : undefined;\n    if (lines === undefined) continue;\n    const last",
+  },
+  {
+    name: "edit-fuzzy-quotes-narrowed",
+    rule: "SPEC §5.9: pi's normalising match turns U+2018-U+201B into ' and U+201C-U+201F into \"",
+    edits: [
+      {
+        file: "src/core/edit.ts",
+        find: '    .replace(/[\\u2018\\u2019\\u201A\\u201B]/g, "\'")',
+        replace: '    .replace(/[\\u2018\\u2019]/g, "\'")',
+      },
+      {
+        file: "src/core/edit.ts",
+        find: "    .replace(/[\\u201C\\u201D\\u201E\\u201F]/g, '\"')",
+        replace: "    .replace(/[\\u201C\\u201D]/g, '\"')",
+      },
+    ],
+  },
+  {
+    name: "edit-fuzzy-dashes-narrowed",
+    rule: "SPEC §5.9: pi's normalising match turns U+2010-U+2015 and U+2212 into -",
+    file: "src/core/edit.ts",
+    find: '    .replace(/[\\u2010\\u2011\\u2012\\u2013\\u2014\\u2015\\u2212]/g, "-")',
+    replace: '    .replace(/[\\u2013\\u2014]/g, "-")',
+  },
+  {
+    name: "edit-fuzzy-without-nfkc",
+    rule: "SPEC §5.9: pi's normalising match applies NFKC first",
+    file: "src/core/edit.ts",
+    find: '  return text.normalize("NFKC").split("\\n")',
+    replace: '  return text.split("\\n")',
+  },
+  {
+    name: "edit-fuzzy-keeps-trailing-whitespace",
+    rule: "SPEC §5.9: pi's normalising match strips each line's trailing whitespace",
+    file: "src/core/edit.ts",
+    find: ".map((l) => l.trimEnd())",
+    replace: ".map((l) => l)",
+  },
+  {
+    name: "edit-base-only-from-store",
+    rule:
+      "SPEC §5.9: the base content is loaded from the store, or is the file itself when it still hashes to it",
+    file: "src/shell/read_service.ts",
+    find: "  if (bytes === undefined) {\n    const now = await readRegularFile",
+    replace: "  if (bytes === undefined && false) {\n    const now = await readRegularFile",
+  },
+  {
+    name: "edit-contents-unbounded",
+    rule:
+      "SPEC §5.9: an edit's belief loads at most 16 contents the model holds; when it would need more there is none",
+    file: "src/shell/read_service.ts",
+    find: "  if (hashes.size > 16) return undefined;",
+    replace: "",
+  },
+  {
+    name: "edit-contents-at-most-15",
+    rule: "SPEC §5.9: an edit's belief loads up to 16 contents the model holds",
+    file: "src/shell/read_service.ts",
+    find: "  if (hashes.size > 16) return undefined;",
+    replace: "  if (hashes.size > 15) return undefined;",
+  },
+  {
+    name: "edit-mixed-endings-whole-file-unknown",
+    rule:
+      "SPEC §5.9(2): a base with mixed line endings gives no belief, but the lines before the first place the edit could start stay known",
+    file: "src/core/edit.ts",
+    find: "  if (belief === undefined) {\n",
+    replace:
+      '  if (belief === undefined) {\n    const b = input.base.text;\n    if (/\\r(?!\\n)/.test(b) || (b.includes("\\r\\n") && /(^|[^\\r])\\n/.test(b))) return undefined;\n',
+  },
+  {
+    name: "edit-replacement-with-cr-believed",
+    rule: "SPEC §5.9(1): a replacement holding a CR gives no belief",
+    file: "src/core/edit.ts",
+    find:
+      '  if (edits.some((e) => e.oldText.includes("\\r") || e.newText.includes("\\r"))) return undefined;\n',
+    replace: "",
+  },
+  {
+    name: "edit-count-in-exact-text",
+    rule:
+      "SPEC §5.9: pi counts a replacement's occurrences in its normalised text (found twice there is an error)",
+    file: "src/core/edit.ts",
+    find: "    const count = fuzzyBase.split(fuzzyForm(es[i].oldText)).length - 1;",
+    replace: "    const count = base.split(es[i].oldText).length - 1;",
+  },
+  {
+    name: "edit-touched-ends-at-match-end",
+    rule:
+      "SPEC §5.9(3): the lines a replacement touches run to the line holding the first character after its match",
+    file: "src/core/edit.ts",
+    find: "    const end = lineAt(x.at + x.length);",
+    replace: "    const end = lineAt(x.at + x.length - 1);",
+  },
+  {
+    name: "edit-held-lists-every-stretch",
+    rule:
+      "SPEC §5.9: an edit's `held` lists the stretches from the one holding `from` on, not those before it",
+    file: "src/core/edit.ts",
+    find: "  const kept = heldBy.filter((h) => h.end >= from);",
+    replace: "  const kept = heldBy;",
+  },
+  {
+    name: "edit-held-clipped-at-from",
+    rule: "SPEC §5.9: an edit's `held` lists the stretch holding `from` whole, from its own start",
+    file: "src/core/edit.ts",
+    find: "  const kept = heldBy.filter((h) => h.end >= from);",
+    replace:
+      "  const kept = heldBy.filter((h) => h.end >= from).map((h) => ({ ...h, start: Math.max(h.start, from) }));",
+  },
+  {
+    name: "edit-read-in-flight-blocks-belief",
+    rule:
+      "SPEC §5.9(4), §6.3: only read results on the branch block a belief; a read of the message that never returned does not",
+    file: "src/shell/read_service.ts",
+    find: "  if (pending === undefined) return undefined;\n",
+    replace:
+      "  if (pending === undefined) return undefined;\n  if (knowledge.inFlight.some((r) => r.call !== undefined && sameFile(r.call, call))) return undefined;\n",
+  },
+  {
+    name: "edit-held-other-content-to-end-any-length",
+    rule:
+      "SPEC §5.9(3): a stretch held as another content runs to the end of the file only when that content has the base's line count",
+    file: "src/core/edit.ts",
+    find:
+      "        if (p.end === TO_END && run.end === last && lines.length === base.length) run.end = TO_END;",
+    replace: "        if (p.end === TO_END && run.end === last) run.end = TO_END;",
   },
   {
     name: "edit-held-by-position",
@@ -497,6 +707,15 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     replace: '    const partial = meta.mode === "partial" && meta.held !== undefined || false &&',
   },
   {
+    name: "partial-checked-against-served-hash",
+    rule:
+      "SPEC §5.2, §8.4: replay checks each held stretch of a partial answer against its own content, not the served one",
+    file: "src/core/replay.ts",
+    find: "        viewsCoverWith(\n          h.hash,\n          h.start,\n          h.end,",
+    replace:
+      "        viewsCoverWith(\n          meta.servedHash,\n          h.start,\n          h.end,",
+  },
+  {
     name: "partial-under-identity-only",
     rule: "SPEC §8.4: held lines need the newest view under the identity AND the name",
     file: "src/core/decision.ts",
@@ -540,6 +759,121 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     file: "src/core/decision.ts",
     find: "  if (shown.length === 0 && p.scope === FULL_SCOPE) return d;",
     replace: "",
+  },
+  {
+    name: "partial-contents-unbounded",
+    rule:
+      "SPEC §8.4: a partial answer loads at most 16 contents besides the file's own (none when it needs more)",
+    file: "src/core/decision.ts",
+    find: "  return out.size > MAX_PARTIAL_VIEWS ? [] : [...out];",
+    replace: "  return [...out];",
+  },
+  {
+    name: "partial-contents-at-most-15",
+    rule: "SPEC §8.4: a partial answer loads up to 16 contents besides the file's own",
+    file: "src/core/decision.ts",
+    find: "const MAX_PARTIAL_VIEWS = 16;",
+    replace: "const MAX_PARTIAL_VIEWS = 15;",
+  },
+  {
+    name: "partial-marker-touching-apart",
+    rule: "SPEC §8.4: held stretches that touch are listed as one in the marker",
+    file: "src/core/markers.ts",
+    find: "    if (last !== undefined && h.start === last.end + 1) last.end = h.end;",
+    replace: "    if (false) last.end = h.end;",
+  },
+  // thresholds: what is at a limit (§7.4, §8.3, §8.4, §13.1)
+  {
+    name: "diff-bytes-ratio-inclusive",
+    rule:
+      "SPEC §7.4(7): a diff's bytes must be below (not at) maxDiffBytesRatio of the file's bytes",
+    file: "src/core/decision.ts",
+    find: "    payloadBytes >= cfg.maxDiffBytesRatio * input.bytes.length ||",
+    replace: "    payloadBytes > cfg.maxDiffBytesRatio * input.bytes.length ||",
+  },
+  {
+    name: "diff-lines-ratio-strict",
+    rule:
+      "SPEC §7.4(7): a diff's lines may be at most (equal to) maxDiffLinesRatio of the file's lines",
+    file: "src/core/decision.ts",
+    find: "    payloadLines > cfg.maxDiffLinesRatio * p.totalLines\n",
+    replace: "    payloadLines >= cfg.maxDiffLinesRatio * p.totalLines\n",
+  },
+  {
+    name: "diff-file-bytes-limit-strict",
+    rule: "SPEC §7.4(7): a file of exactly maxDiffFileBytes may be diffed",
+    file: "src/core/decision.ts",
+    find: "    input.bytes.length > cfg.maxDiffFileBytes || baseBytes > cfg.maxDiffFileBytes ||",
+    replace:
+      "    input.bytes.length >= cfg.maxDiffFileBytes || baseBytes >= cfg.maxDiffFileBytes ||",
+  },
+  {
+    name: "diff-file-lines-limit-strict",
+    rule: "SPEC §7.4(7): a file of exactly maxDiffFileLines may be diffed",
+    file: "src/core/decision.ts",
+    find: "    p.totalLines > cfg.maxDiffFileLines || countLines(baseText) > cfg.maxDiffFileLines",
+    replace:
+      "    p.totalLines >= cfg.maxDiffFileLines || countLines(baseText) >= cfg.maxDiffFileLines",
+  },
+  {
+    name: "diff-base-bytes-unchecked",
+    rule: "SPEC §7.4(7): the base too must be at most maxDiffFileBytes",
+    file: "src/core/decision.ts",
+    find: "    input.bytes.length > cfg.maxDiffFileBytes || baseBytes > cfg.maxDiffFileBytes ||",
+    replace: "    input.bytes.length > cfg.maxDiffFileBytes ||",
+  },
+  {
+    name: "diff-base-lines-unchecked",
+    rule: "SPEC §7.4(7): the base too must be at most maxDiffFileLines",
+    file: "src/core/decision.ts",
+    find: "    p.totalLines > cfg.maxDiffFileLines || countLines(baseText) > cfg.maxDiffFileLines",
+    replace: "    p.totalLines > cfg.maxDiffFileLines",
+  },
+  {
+    name: "partial-ratio-inclusive",
+    rule:
+      "SPEC §8.4: a partial answer's bytes must be below (not at) maxDiffBytesRatio of the plain answer's",
+    file: "src/core/decision.ts",
+    find:
+      "  if (bytes >= state.cfg.maxDiffBytesRatio * encoder.encode(p.baseline.text).length) return d;",
+    replace:
+      "  if (bytes > state.cfg.maxDiffBytesRatio * encoder.encode(p.baseline.text).length) return d;",
+  },
+  {
+    name: "range-diff-bytes-inclusive",
+    rule:
+      "SPEC §8.3: a range diff's bytes must be below (not at) maxDiffBytesRatio of the plain answer's",
+    file: "src/core/decision.ts",
+    find: "        encoder.encode(payload).length <\n          cfg.maxDiffBytesRatio",
+    replace: "        encoder.encode(payload).length <=\n          cfg.maxDiffBytesRatio",
+  },
+  {
+    name: "range-diff-lines-strict",
+    rule: "SPEC §8.3: a range diff's lines may equal maxDiffLinesRatio of the range's lines",
+    file: "src/core/decision.ts",
+    find: "        countLines(payload) <= cfg.maxDiffLinesRatio * (p.end - p.start + 1) &&",
+    replace: "        countLines(payload) < cfg.maxDiffLinesRatio * (p.end - p.start + 1) &&",
+  },
+  {
+    name: "diff-truncated-served",
+    rule: "SPEC §7.4(7): a diff must fit pi's truncation limits untruncated",
+    file: "src/core/decision.ts",
+    find: "  if (truncateHead(payload).truncated) {",
+    replace: "  if (false) {",
+  },
+  {
+    name: "range-diff-truncated-served",
+    rule: "SPEC §8.3: a range diff must fit pi's truncation limits",
+    file: "src/core/decision.ts",
+    find: "        !truncateHead(payload).truncated\n",
+    replace: "        true\n",
+  },
+  {
+    name: "file-at-size-cap-too-large",
+    rule: "SPEC §13.1: a file of exactly maxFileBytes is cached",
+    file: "src/shell/read_service.ts",
+    find: '    if (st.size > cap) return { kind: "too_large" };',
+    replace: '    if (st.size >= cap) return { kind: "too_large" };',
   },
   // §5.10 what other tools showed or changed
   {
@@ -613,6 +947,98 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     find:
       "  return viewLists.every((views) => viewsShowContent(views, hash, lines, (h) => contents.get(h)));",
     replace: "  return false;",
+  },
+  {
+    name: "tool-shown-ignored",
+    rule:
+      "SPEC §5.10: lines a tool result showed as the file held them are the model's newest view",
+    file: "src/core/replay.ts",
+    find: "          for (const shown of meta.shown ?? []) {",
+    replace: "          for (const shown of [] as ToolShownV1[]) {",
+  },
+  {
+    name: "shell-range-view-claims-end",
+    rule:
+      "SPEC §5.10: `sed -n`/`head` show the end of the file only when they printed fewer lines than asked",
+    file: "src/core/shell_view.ts",
+    find: "        ? [{ start: shape.start, end: shape.end > total ? TO_END : last }]",
+    replace: "        ? [{ start: shape.start, end: TO_END }]",
+  },
+  {
+    name: "shell-head-view-claims-end",
+    rule:
+      "SPEC §5.10: `head -n N` shows the end of the file only when it printed fewer lines than asked",
+    file: "src/core/shell_view.ts",
+    find:
+      "      return same(slice(1, last)) ? [{ start: 1, end: shape.count > total ? TO_END : last }] : [];",
+    replace: "      return same(slice(1, last)) ? [{ start: 1, end: TO_END }] : [];",
+  },
+  {
+    name: "shell-output-not-compared",
+    rule: "SPEC §5.10: a command's output is a view only when it is exactly the file's lines",
+    file: "src/core/shell_view.ts",
+    find:
+      '  const same = (expected: string) => output === expected || output + "\\n" === expected;',
+    replace: "  const same = (_expected: string) => true;",
+  },
+  {
+    name: "shell-tail-lines-are-views",
+    rule:
+      "SPEC §5.10: `tail -n N` prints lines without their numbers: a view only of the whole file",
+    file: "src/core/shell_view.ts",
+    find: "      return shape.count >= total - 1 && same(text) ? [{ start: 1, end: TO_END }] : [];",
+    replace:
+      "      return same(slice(Math.max(1, total - shape.count), total)) ? [{ start: Math.max(1, total - shape.count), end: TO_END }] : [];",
+  },
+  {
+    name: "grep-tool-file-searched-as-directory",
+    rule: "SPEC §5.10: pi's grep of one file prints the file's name, which names that file",
+    file: "src/shell/tool_result.ts",
+    find:
+      "    const name = searchedFile ? searched : isAbsolute(r.path) ? r.path : resolve(searched, r.path);",
+    replace: "    const name = isAbsolute(r.path) ? r.path : resolve(deps.cwd, r.path);",
+  },
+  {
+    name: "read-only-commands-opaque",
+    rule:
+      "SPEC §5.10: a command that only reads files changes none: reads of its message are trusted",
+    file: "src/core/shell_view.ts",
+    find: "  if (!readOnly) return { readOnly: false };\n  const view",
+    replace: "  if (readOnly) return { readOnly: false };\n  const view",
+  },
+  {
+    name: "shown-in-turn-not-checked",
+    rule:
+      "SPEC §5.10: lines a tool result of the same message showed before a write or edit result make it no proof and no belief",
+    file: "src/core/replay.ts",
+    find: "        if (shown.some((s) => sameFile(s, call))) return true;\n",
+    replace: "",
+  },
+  {
+    name: "every-command-read-only",
+    rule: "SPEC §5.10: a command that may change files (`sed -i`, a redirection) is not read-only",
+    file: "src/core/shell_view.ts",
+    find: "    if (check === undefined || !check(rest)) readOnly = false;",
+    replace: "",
+  },
+  // §10 scenario semantics
+  {
+    name: "deferred-result-appended-at-once",
+    rule:
+      "SPEC §10: a deferred result is appended just before the next returning call's result of its turn, not at its own step",
+    file: "src/conformance/session_simulator.ts",
+    find: '    if (persist === "deferred") deferred.push(e);',
+    replace: '    if (persist === "deferred") append(e);',
+  },
+  {
+    name: "deferred-result-appended-at-turn-end",
+    rule:
+      "SPEC §10: deferred results whose turn ends without a call that returns at once are never appended",
+    file: "src/conformance/session_simulator.ts",
+    find:
+      "      (isCall(step) && startsTurn(vector.steps, index)) || (!isCall(step) && !FILE_OPS.has(step.op))\n    ) {\n      deferred = [];",
+    replace:
+      "      (isCall(step) && startsTurn(vector.steps, index)) || (!isCall(step) && !FILE_OPS.has(step.op))\n    ) {\n      for (const d of deferred) append(d);\n      deferred = [];",
   },
   // §8 output
   {

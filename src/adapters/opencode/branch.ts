@@ -53,6 +53,7 @@
 import { fileURLToPath } from "node:url";
 import type { FileChange, ReadCall, ReplayEntry } from "../../core/replay.ts";
 import { pathKeyOnDisk } from "../../shell/read_service.ts";
+import { classifyShellCommand } from "../../core/shell_view.ts";
 import {
   OPENCODE_FILE_TOOLS,
   openCodeChangedFiles,
@@ -62,6 +63,12 @@ import {
 } from "./calls.ts";
 
 export type { FileChange, ReadCall, ReplayEntry };
+
+/** A `bash` call whose command only reads files (SPEC §5.10): it changes no file. */
+function readOnlyShell(tool: string | undefined, input: unknown): boolean {
+  const command = (input as { command?: unknown } | undefined)?.command;
+  return tool === "bash" && typeof command === "string" && classifyShellCommand(command).readOnly;
+}
 
 /**
  * The fields of an OpenCode message's `info` the mapping reads (the SDK's
@@ -361,8 +368,9 @@ export class OpenCodeBranchConverter {
         });
       }
       // calls that may change any file (bash, task, unknown tools; SPEC §5.10)
-      const opaque = tools.filter((p) => openCodeToolClass(p.tool ?? "") === "opaque")
-        .map((p) => p.callID!);
+      const opaque = tools.filter((p) =>
+        openCodeToolClass(p.tool ?? "") === "opaque" && !readOnlyShell(p.tool, p.state?.input)
+      ).map((p) => p.callID!);
       push({
         id: mid,
         parentId: null,

@@ -35,7 +35,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { env } from "node:process";
 import { z } from "zod";
 import {
@@ -484,13 +484,24 @@ function readcacheHooks(
     const st = sessionState(call.sessionID);
     const branch = await currentBranch(call.sessionID, st, call.callID);
     if (branch?.current === undefined) return;
+    // what a shell command printed of a file, checked against the file (SPEC §5.10)
+    const args = call.args as { command?: unknown; workdir?: unknown } | undefined;
+    const shell = call.tool === "bash" && typeof args?.command === "string" &&
+        typeof output.output === "string"
+      ? {
+        kind: "shell" as const,
+        command: args.command,
+        cwd: typeof args.workdir === "string" ? resolve(directory, args.workdir) : directory,
+        output: output.output,
+      }
+      : undefined;
     const meta = await toolResultMeta(knowledgeOf(branch, st), {
       cwd: directory,
       home: homedir(),
       store,
       volatileStore,
       config: options.config,
-    });
+    }, shell);
     output.metadata = withReadcacheMeta(output.metadata, meta);
   };
 

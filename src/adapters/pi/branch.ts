@@ -9,6 +9,7 @@
  */
 import { READCACHE_CUSTOM_TYPE } from "../../core/meta.ts";
 import type { FileChange, ReadCall, ReplayEntry } from "../../core/replay.ts";
+import { classifyShellCommand } from "../../core/shell_view.ts";
 
 export type { FileChange, ReadCall, ReplayEntry };
 
@@ -120,6 +121,13 @@ export function isCheckedTool(name: string): boolean {
  */
 export function isOpaqueTool(name: string): boolean {
   return isCheckedTool(name) && !VIEWING_TOOLS.has(name);
+}
+
+/** A `bash` call whose command only reads files (SPEC §5.10): it changes no file. */
+function readOnlyCall(name: string, args: unknown): boolean {
+  const command = asRecord(args)?.command;
+  return name === "bash" && typeof command === "string" &&
+    classifyShellCommand(command).readOnly;
 }
 
 /**
@@ -271,7 +279,7 @@ export function piEntryToReplay(
         const b = asRecord(block);
         if (
           b?.type === "toolCall" && typeof b.name === "string" && typeof b.id === "string" &&
-          isOpaqueTool(b.name)
+          isOpaqueTool(b.name) && !readOnlyCall(b.name, b.arguments)
         ) {
           opaque.push(b.id);
           continue;

@@ -53,7 +53,7 @@ import { formatStatusReport, heldParts, type StatusReport, tallyReads } from "..
 import type { TruncationResult } from "../../core/truncate.ts";
 import { FsObjectStore } from "../../store/fs_object_store.ts";
 import { isCheckedTool, PiBranchConverter, type PiEntryLike } from "./branch.ts";
-import { toolResultMeta } from "../../shell/tool_result.ts";
+import { type ToolOutput, toolResultMeta } from "../../shell/tool_result.ts";
 
 export type {
   DecisionConfig,
@@ -702,7 +702,7 @@ export function createReadcacheExtension(
             store: storeFor(ctx.cwd),
             volatileStore: rt.volatileStore,
             config: options.config,
-          })
+          }, toolOutputOf(event))
         );
         return { details: withReadcacheMeta(event.details, meta) };
       } catch {
@@ -733,6 +733,21 @@ export function createReadcacheExtension(
       beliefs.clear();
     });
   };
+}
+
+/** What a `bash` or `grep` result printed, for the lines it showed (SPEC §5.10). */
+function toolOutputOf(event: PiToolResultEvent): ToolOutput | undefined {
+  const input = event.input as { command?: unknown; path?: unknown } | undefined;
+  const output = event.content.map((c) => c.type === "text" ? c.text : "").join("");
+  if (event.toolName === "bash" && typeof input?.command === "string") {
+    return { kind: "shell", command: input.command, output };
+  }
+  if (event.toolName === "grep") {
+    return typeof input?.path === "string"
+      ? { kind: "grep", path: input.path, output }
+      : { kind: "grep", output };
+  }
+  return undefined;
 }
 
 /**

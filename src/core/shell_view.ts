@@ -1,0 +1,469 @@
+/**
+ * Shell commands the cache understands (SPEC §5.10): which commands only
+ * read files (a read in the same message as one of them is trusted as
+ * usual), and which print lines of one file in a form whose output can be
+ * checked against the file (`cat F`, `cat -n F`, `sed -n 'A,Bp' F`,
+ * `head -n N F`, `tail -n +N F`, `cat F | head -N`, `grep -n P F`), so
+ * that what they showed counts as a view of those lines. Also pi's `grep`
+ * tool lines (`path:N: text`).
+ *
+ * Every function here is pure: it looks at the command text and the output,
+ * never at a file; a caller compares the output with the file's content
+ * with {@linkcode shownLinesOf}.
+ *
+ * Specified by SPEC.md §5.10.
+ *
+ * @module
+ */
+import { TO_END } from "./view.ts";
+
+/**
+ * Which lines of one file a recognised command prints, and in what form.
+ *
+ * @example
+ * ```ts
+ * import type { ShellLines } from "@readcache/core/rules";
+ * const s: ShellLines = { kind: "range", start: 3, end: 7 }; // sed -n '3,7p' F
+ * ```
+ */
+export type ShellLines =
+  /** `cat F`: the file as it is. */
+  | { kind: "whole" }
+  /** `cat -n F`: every line, numbered as GNU cat numbers them. */
+  | { kind: "numbered" }
+  /** `sed -n 'A,Bp' F`, `tail -n +A F` (`end` {@linkcode TO_END}): lines `start..end`. */
+  | { kind: "range"; start: number; end: number }
+  /** `head -n N F`, `cat F | head -N`: the first `count` lines. */
+  | { kind: "head"; count: number }
+  /** `tail -n N F`: the last `count` lines (a view only when that is the whole file). */
+  | { kind: "tail"; count: number }
+  /** `grep -n P F`: matching lines as `N:text`. */
+  | { kind: "grep" };
+
+/**
+ * What a shell command is, as far as the cache is concerned.
+ *
+ * @example
+ * ```ts
+ * import { classifyShellCommand } from "@readcache/core/rules";
+ * classifyShellCommand("sed -n '1,20p' src/a.ts");
+ * // { readOnly: true, view: { path: "src/a.ts", lines: { kind: "range", start: 1, end: 20 } } }
+ * ```
+ */
+export interface ShellCommand {
+  /**
+   * True when the command changes no file: every part of it is a command
+   * the cache knows to only read, with no output redirection except to
+   * `/dev/null`, no command substitution and no background job.
+   */
+  readOnly: boolean;
+  /** For a command that prints lines of one file in a known form: the file and the lines. */
+  view?: { path: string; lines: ShellLines };
+}
+
+type Token = { word: string; plain: boolean } | { op: string };
+
+/**
+ * Splits a command into words and operators as bash would for the simple
+ * commands the cache knows; `undefined` for anything else (command
+ * substitution, process substitution, here-documents, unmatched quotes).
+ * A word is `plain` when no part of it is expanded by the shell.
+ */
+function tokenize(command: string): Token[] | undefined {
+  const tokens: Token[] = [];
+  let word = "";
+  let inWord = false;
+  let plain = true;
+  const flush = () => {
+    if (inWord) tokens.push({ word, plain });
+    word = "";
+    inWord = false;
+    plain = true;
+  };
+  for (let i = 0; i < command.length; i++) {
+    const c = command[i];
+    if (c === "'") {
+      const end = command.indexOf("'", i + 1);
+      if (end === -1) return undefined;
+      word += command.slice(i + 1, end);
+      inWord = true;
+      i = end;
+    } else if (c === '"') {
+      let j = i + 1;
+      for (; j < command.length && command[j] !== '"'; j++) {
+        const d = command[j];
+        if (d === "`" || (d === "$" && command[j + 1] === "(")) return undefined;
+        if (d === "$") plain = false;
+        if (d === "\\" && j + 1 < command.length) {
+          const n = command[++j];
+          if (!'"\\$`'.includes(n)) word += "\\";
+          word += n;
+          continue;
+        }
+        word += d;
+      }
+      if (j >= command.length) return undefined;
+      inWord = true;
+      i = j;
+    } else if (c === "\\") {
+      if (i + 1 >= command.length || command[i + 1] === "\n") return undefined;
+      word += command[++i];
+      inWord = true;
+    } else if (c === "`" || (c === "$" && command[i + 1] === "(")) {
+      return undefined;
+    } else if (c === " " || c === "\t") {
+      flush();
+    } else if ("|&;\n<>()".includes(c)) {
+      // a redirection's file descriptor number belongs to the operator: `2>`, `2>&1`
+      let op = c;
+      if (inWord && /^[0-9]+$/.test(word) && (c === ">" || c === "<")) {
+        op = word + c;
+        word = "";
+        inWord = false;
+      }
+      flush();
+      const two = command.slice(i, i + 2);
+      if (two === "&&" || two === "||" || two === ">>" || two === "&>" || two === "<<") {
+        op = op.slice(0, -1) + two;
+        i++;
+      } else if ((c === ">" || c === "<") && command[i + 1] === "&") {
+        op += "&";
+        i++;
+      } else if (c === "<" && command[i + 1] === "(") return undefined;
+      if (op.endsWith("<<")) return undefined;
+      tokens.push({ op });
+    } else {
+      if (c === "$" || c === "*" || c === "?" || c === "[" || c === "~" || c === "{") {
+        plain = false;
+      }
+      word += c;
+      inWord = true;
+    }
+  }
+  flush();
+  return tokens;
+}
+
+/** Commands that read files and change none, with the arguments that would make them write. */
+type ArgsCheck = (args: readonly string[]) => boolean;
+const READ_ONLY: ReadonlyMap<string, ArgsCheck> = new Map<string, ArgsCheck>([
+  ["cat", () => true],
+  ["head", () => true],
+  ["tail", () => true],
+  ["wc", () => true],
+  ["ls", () => true],
+  ["pwd", () => true],
+  ["echo", () => true],
+  ["nl", () => true],
+  ["cd", () => true],
+  ["true", () => true],
+  ["stat", () => true],
+  ["file", () => true],
+  ["du", () => true],
+  ["diff", () => true],
+  ["which", () => true],
+  ["basename", () => true],
+  ["dirname", () => true],
+  ["realpath", () => true],
+  ["cut", () => true],
+  ["grep", () => true],
+  ["egrep", () => true],
+  ["fgrep", () => true],
+  // ripgrep runs a program per file with --pre
+  ["rg", (args) => !args.some((a) => a.startsWith("--pre"))],
+  [
+    "find",
+    (args) =>
+      !args.some((a) => /^-(exec|execdir|ok|okdir|delete|fprint|fprint0|fprintf|fls)$/.test(a)),
+  ],
+  ["sort", (args) => !args.some((a) => a === "-o" || a.startsWith("--output") || /^-\w*o/.test(a))],
+  // sed only as `sed -n` with print commands: no in-place edit, no `w` command
+  [
+    "sed",
+    (args) =>
+      args.includes("-n") &&
+      args.every((a) => a === "-n" || !a.startsWith("-")) &&
+      args.filter((a) => a !== "-n").length >= 1 &&
+      SED_PRINT.test(args.filter((a) => a !== "-n")[0]),
+  ],
+  [
+    "git",
+    (args) =>
+      ["status", "diff", "log", "show", "blame", "ls-files", "rev-parse"].includes(args[0]) &&
+      !args.some((a) => a.startsWith("--output") || a === "-o" || a === "--ext-diff"),
+  ],
+]);
+
+const SED_PRINT = /^([0-9]+)(?:,([0-9]+|\$))?p$/;
+const NUMBER = /^[0-9]+$/;
+
+/** Output redirections that write no file. */
+function harmlessRedirect(op: string, target: string | undefined): boolean {
+  if (op === "<") return true; // input: reads a file
+  if (/^[0-9]*>&$/.test(op)) return target !== undefined && /^[0-9]$/.test(target);
+  if (/^[0-9]*>>?$/.test(op) || op === "&>") return target === "/dev/null";
+  return false;
+}
+
+/**
+ * What a shell command is: whether it only reads files, and whether it
+ * prints lines of one file in a known form (then the output can be checked
+ * against the file and count as a view). Anything the cache does not
+ * recognise is not read-only and shows nothing it can use.
+ *
+ * @example
+ * ```ts
+ * import { classifyShellCommand } from "@readcache/core/rules";
+ * classifyShellCommand("find . -name '*.ts' | head -20").readOnly; // true
+ * classifyShellCommand("sed -i 's/a/b/' x.txt").readOnly; // false
+ * classifyShellCommand("cat a.txt").view; // { path: "a.txt", lines: { kind: "whole" } }
+ * ```
+ */
+export function classifyShellCommand(command: string): ShellCommand {
+  const tokens = tokenize(command);
+  if (tokens === undefined) return { readOnly: false };
+  // simple commands between operators; redirections checked and dropped
+  const commands: { words: { word: string; plain: boolean }[]; after?: string }[] = [];
+  let current: { word: string; plain: boolean }[] = [];
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i];
+    if ("word" in t) {
+      current.push(t);
+      continue;
+    }
+    if (/[<>]/.test(t.op)) {
+      const next = tokens[i + 1];
+      const target = next !== undefined && "word" in next ? next.word : undefined;
+      if (!harmlessRedirect(t.op, target)) return { readOnly: false };
+      if (target !== undefined) i++;
+      continue;
+    }
+    if (!["|", "&&", "||", ";", "\n"].includes(t.op)) return { readOnly: false };
+    commands.push({ words: current, after: t.op });
+    current = [];
+  }
+  commands.push({ words: current });
+  let readOnly = true;
+  for (const c of commands) {
+    if (c.words.length === 0) continue;
+    const [name, ...rest] = c.words.map((w) => w.word);
+    // an assignment before the command (`GIT_EXTERNAL_DIFF=...`) or a path to a program
+    if (name.includes("=") || name.includes("/") || !c.words[0].plain) return { readOnly: false };
+    const check = READ_ONLY.get(name);
+    if (check === undefined || !check(rest)) readOnly = false;
+  }
+  if (!readOnly) return { readOnly: false };
+  const view = viewOf(commands.filter((c) => c.words.length > 0));
+  return view === undefined ? { readOnly } : { readOnly, view };
+}
+
+/** The view a command prints, when it is one of the recognised forms. */
+function viewOf(
+  commands: { words: { word: string; plain: boolean }[]; after?: string }[],
+): { path: string; lines: ShellLines } | undefined {
+  if (commands.length === 0 || commands.length > 2) return undefined;
+  if (commands.some((c) => c.words.some((w) => !w.plain))) return undefined;
+  const words = commands.map((c) => c.words.map((w) => w.word));
+  if (commands.length === 2) {
+    // cat F | head -N
+    if (commands[0].after !== "|" || words[0][0] !== "cat" || words[0].length !== 2) return;
+    const count = headCount(words[1].slice(1));
+    if (words[1][0] !== "head" || count === undefined || count.file !== undefined) return;
+    return file(words[0][1], { kind: "head", count: count.n });
+  }
+  const [name, ...args] = words[0];
+  if (name === "cat") {
+    if (args.length === 1) return file(args[0], { kind: "whole" });
+    if (args.length === 2 && args[0] === "-n") return file(args[1], { kind: "numbered" });
+    return undefined;
+  }
+  if (name === "sed") {
+    if (args.length !== 3 || args[0] !== "-n") return undefined;
+    const m = SED_PRINT.exec(args[1]);
+    if (m === null) return undefined;
+    const start = Number(m[1]);
+    const end = m[2] === undefined ? start : m[2] === "$" ? TO_END : Number(m[2]);
+    if (start < 1 || end < start) return undefined;
+    return file(args[2], { kind: "range", start, end });
+  }
+  if (name === "head" || name === "tail") {
+    const count = headCount(args);
+    if (count === undefined || count.file === undefined) return undefined;
+    if (name === "head") return file(count.file, { kind: "head", count: count.n });
+    if (count.from) return file(count.file, { kind: "range", start: count.n, end: TO_END });
+    return file(count.file, { kind: "tail", count: count.n });
+  }
+  if (name === "grep") {
+    const flags = args.filter((a) => a.startsWith("-"));
+    const rest = args.filter((a) => !a.startsWith("-"));
+    // -n, plus flags that change which lines match but not how they print
+    const ok = flags.length >= 1 && flags.every((f) => /^-[niwFEx]+$/.test(f)) &&
+      flags.some((f) => f.includes("n"));
+    if (!ok || rest.length !== 2) return undefined;
+    return file(rest[1], { kind: "grep" });
+  }
+  return undefined;
+}
+
+function file(path: string, lines: ShellLines): { path: string; lines: ShellLines } | undefined {
+  return path === "" || path.startsWith("-") ? undefined : { path, lines };
+}
+
+/** `-n N F`, `-nN F`, `-N F`, `F` (10 lines); `from` for tail's `+N`. */
+function headCount(
+  args: readonly string[],
+): { n: number; from: boolean; file?: string } | undefined {
+  let n = 10;
+  let from = false;
+  let i = 0;
+  const count = (s: string): boolean => {
+    const plus = s.startsWith("+");
+    const digits = plus ? s.slice(1) : s;
+    if (!NUMBER.test(digits)) return false;
+    n = Number(digits);
+    from = plus;
+    return true;
+  };
+  if (args[i] === "-n") {
+    if (args[i + 1] === undefined || !count(args[i + 1])) return undefined;
+    i += 2;
+  } else if (args[i]?.startsWith("-n")) {
+    if (!count(args[i].slice(2))) return undefined;
+    i++;
+  } else if (args[i] !== undefined && /^-[0-9]+$/.test(args[i])) {
+    count(args[i].slice(1));
+    i++;
+  }
+  const rest = args.slice(i);
+  if (rest.length > 1 || rest.some((a) => a.startsWith("-"))) return undefined;
+  if (from && n < 1) return undefined;
+  return rest.length === 1 ? { n, from, file: rest[0] } : { n, from };
+}
+
+/**
+ * The stretches of lines (1-based, `end` {@linkcode TO_END} when the output
+ * also showed where the file ends) that `output` shows of a file whose
+ * content is `text`, when `output` is exactly what the command prints for
+ * it (a missing final newline is allowed: hosts trim it); `[]` when it is
+ * not. A file with a carriage return shows nothing (line breaks would be
+ * ambiguous), nor does empty output.
+ *
+ * @example
+ * ```ts
+ * import { shownLinesOf } from "@readcache/core/rules";
+ * shownLinesOf({ kind: "range", start: 2, end: 3 }, "a\nb\nc\nd\n", "b\nc\n");
+ * // [{ start: 2, end: 3 }]
+ * shownLinesOf({ kind: "whole" }, "a\nb\n", "a\nB\n"); // []
+ * ```
+ */
+export function shownLinesOf(
+  shape: ShellLines,
+  text: string,
+  output: string,
+): { start: number; end: number }[] {
+  if (output === "" || text.includes("\r")) return [];
+  // lines as the cache counts them (SPEC §4): a final newline ends the last line but one
+  const lines = text.split("\n");
+  const total = lines.length;
+  /** The bytes of lines a..b as the file holds them. */
+  const slice = (a: number, b: number) =>
+    lines.slice(a - 1, b).join("\n") + (b < total ? "\n" : "");
+  const same = (expected: string) => output === expected || output + "\n" === expected;
+  switch (shape.kind) {
+    case "whole":
+      return same(text) ? [{ start: 1, end: TO_END }] : [];
+    case "numbered": {
+      const real = lines.at(-1) === "" ? lines.slice(0, -1) : lines;
+      const expected = real.map((l, i) => `${String(i + 1).padStart(6)}\t${l}`).join("\n") +
+        (real.length < total ? "\n" : "");
+      return same(expected) ? [{ start: 1, end: TO_END }] : [];
+    }
+    case "range": {
+      if (shape.start > total) return [];
+      const last = Math.min(shape.end, total);
+      // fewer lines than asked for: the output showed where the file ends
+      return same(slice(shape.start, last))
+        ? [{ start: shape.start, end: shape.end > total ? TO_END : last }]
+        : [];
+    }
+    case "head": {
+      if (shape.count === 0) return [];
+      const last = Math.min(shape.count, total);
+      return same(slice(1, last)) ? [{ start: 1, end: shape.count > total ? TO_END : last }] : [];
+    }
+    case "tail":
+      // the last lines without their numbers: a view only when they are the whole file
+      return shape.count >= total - 1 && same(text) ? [{ start: 1, end: TO_END }] : [];
+    case "grep": {
+      const out = output.endsWith("\n") ? output.slice(0, -1) : output;
+      const shown: number[] = [];
+      for (const row of out.split("\n")) {
+        const m = /^([0-9]+):/.exec(row);
+        if (m === null) return [];
+        const n = Number(m[1]);
+        if (n < 1 || n > total || lines[n - 1] !== row.slice(m[0].length)) return [];
+        shown.push(n);
+      }
+      return stretches(shown);
+    }
+  }
+}
+
+/** Sorted line numbers as stretches of consecutive lines. */
+function stretches(numbers: number[]): { start: number; end: number }[] {
+  const out: { start: number; end: number }[] = [];
+  for (const n of [...new Set(numbers)].sort((a, b) => a - b)) {
+    const last = out.at(-1);
+    if (last !== undefined && last.end === n - 1) last.end = n;
+    else out.push({ start: n, end: n });
+  }
+  return out;
+}
+
+/**
+ * The lines pi's `grep` tool printed (`path:N: text` for a match,
+ * `path-N- text` around one), each with the path as printed (relative to
+ * the directory searched, or the file's name when a file was searched).
+ * Notices and lines of another shape are skipped.
+ *
+ * @example
+ * ```ts
+ * import { grepToolLines } from "@readcache/core/rules";
+ * grepToolLines("src/a.ts:3: const x = 1;\nsrc/a.ts-4- }");
+ * // [{ path: "src/a.ts", line: 3, text: "const x = 1;" }, { path: "src/a.ts", line: 4, text: "}" }]
+ * ```
+ */
+export function grepToolLines(output: string): { path: string; line: number; text: string }[] {
+  const out: { path: string; line: number; text: string }[] = [];
+  for (const row of output.split("\n")) {
+    const m = /^(.+?)(?::([0-9]+): |-([0-9]+)- )(.*)$/.exec(row);
+    if (m === null) continue;
+    out.push({ path: m[1], line: Number(m[2] ?? m[3]), text: m[4] });
+  }
+  return out;
+}
+
+/**
+ * The stretches of a file (content `text`) that rows of pi's `grep` tool
+ * output show as they are in the file: lines whose printed text equals the
+ * line exactly (pi drops carriage returns and cuts long lines; such lines
+ * show nothing).
+ *
+ * @example
+ * ```ts
+ * import { grepShownLines } from "@readcache/core/rules";
+ * grepShownLines([{ line: 2, text: "b" }, { line: 3, text: "c" }], "a\nb\nc\n");
+ * // [{ start: 2, end: 3 }]
+ * ```
+ */
+export function grepShownLines(
+  rows: readonly { line: number; text: string }[],
+  text: string,
+): { start: number; end: number }[] {
+  const lines = text.split("\n");
+  const shown = rows
+    .filter((r) => r.line >= 1 && r.line <= lines.length && !r.text.includes("\r"))
+    .filter((r) => !lines[r.line - 1].includes("\r") && lines[r.line - 1] === r.text)
+    .map((r) => r.line);
+  return stretches(shown);
+}

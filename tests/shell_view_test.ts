@@ -1,0 +1,144 @@
+// Which shell commands only read, and which output shows which lines (SPEC §5.10).
+import assert from "node:assert/strict";
+import {
+  classifyShellCommand,
+  grepShownLines,
+  grepToolLines,
+  shownLinesOf,
+} from "../src/core/shell_view.ts";
+import { TO_END } from "../src/core/view.ts";
+
+Deno.test("commands that only read files are read-only", () => {
+  for (
+    const c of [
+      "cat a.txt",
+      "find . -name '*.ts' | head -20",
+      "ls -la 2>/dev/null",
+      "git status && git diff --stat",
+      "grep -rn 'foo bar' src | wc -l",
+      "cd packages/x && ls",
+      "sed -n '10,20p' a.ts",
+      "rg TODO src; echo done",
+      "cat a.txt 2>&1",
+      "head -n 5 a.txt >/dev/null",
+    ]
+  ) assert.equal(classifyShellCommand(c).readOnly, true, c);
+});
+
+Deno.test("commands that may change a file, or that the cache cannot read, are not", () => {
+  for (
+    const c of [
+      "sed -i 's/a/b/' a.txt",
+      "echo hi > a.txt",
+      "echo hi >> a.txt",
+      "cat a.txt | tee b.txt",
+      "cat $(ls)",
+      "cat `ls`",
+      "diff <(cat a) b",
+      "cat <<EOF\nx\nEOF",
+      "find . -name x -delete",
+      "find . -exec rm {} ;",
+      "rg --pre ./script x",
+      "sort -o out.txt in.txt",
+      "git diff --output=x.patch",
+      "git checkout -- a.txt",
+      "npm test",
+      "./build.sh",
+      "GIT_EXTERNAL_DIFF=x git diff",
+      "sleep 5 &",
+      "(cd x && rm y)",
+      "cat 'unterminated",
+      "sed -n 'w out' a.txt",
+    ]
+  ) assert.equal(classifyShellCommand(c).readOnly, false, c);
+});
+
+Deno.test("recognised view forms name their file and lines", () => {
+  const view = (c: string) => classifyShellCommand(c).view;
+  assert.deepEqual(view("cat a.txt"), { path: "a.txt", lines: { kind: "whole" } });
+  assert.deepEqual(view("cat 'my file.txt'"), { path: "my file.txt", lines: { kind: "whole" } });
+  assert.deepEqual(view("cat -n a.txt"), { path: "a.txt", lines: { kind: "numbered" } });
+  assert.deepEqual(view("sed -n '3,7p' a.txt"), {
+    path: "a.txt",
+    lines: { kind: "range", start: 3, end: 7 },
+  });
+  assert.deepEqual(view("sed -n 4p a.txt")?.lines, { kind: "range", start: 4, end: 4 });
+  assert.deepEqual(view("sed -n '4,$p' a.txt")?.lines, { kind: "range", start: 4, end: TO_END });
+  assert.deepEqual(view("head -n 5 a.txt")?.lines, { kind: "head", count: 5 });
+  assert.deepEqual(view("head -5 a.txt")?.lines, { kind: "head", count: 5 });
+  assert.deepEqual(view("head a.txt")?.lines, { kind: "head", count: 10 });
+  assert.deepEqual(view("cat a.txt | head -30")?.lines, { kind: "head", count: 30 });
+  assert.deepEqual(view("tail -n +9 a.txt")?.lines, { kind: "range", start: 9, end: TO_END });
+  assert.deepEqual(view("tail -n 3 a.txt")?.lines, { kind: "tail", count: 3 });
+  assert.deepEqual(view("grep -ni foo a.txt"), { path: "a.txt", lines: { kind: "grep" } });
+  // not one file in a known form
+  for (
+    const c of [
+      "cat a.txt b.txt",
+      "cat $F",
+      "cat ~/a.txt",
+      "cat *.txt",
+      "grep foo a.txt",
+      "grep -c foo a.txt",
+      "head -c 10 a.txt",
+      "cd x && cat a.txt",
+      "cat a.txt | grep x",
+      "nl a.txt",
+    ]
+  ) assert.equal(view(c), undefined, c);
+});
+
+Deno.test("output is a view only when it is exactly the file's lines", () => {
+  const text = "l1\nl2\nl3\n"; // 4 lines as the cache counts them, the last one empty
+  assert.deepEqual(shownLinesOf({ kind: "whole" }, text, text), [{ start: 1, end: TO_END }]);
+  assert.deepEqual(shownLinesOf({ kind: "whole" }, text, "l1\nl2\nl3"), [
+    { start: 1, end: TO_END },
+  ]);
+  assert.deepEqual(shownLinesOf({ kind: "whole" }, text, "l1\nL2\nl3\n"), []);
+  assert.deepEqual(
+    shownLinesOf({ kind: "whole" }, text, text + "\n\nCommand exited with code 1"),
+    [],
+  );
+  assert.deepEqual(shownLinesOf({ kind: "range", start: 2, end: 3 }, text, "l2\nl3\n"), [
+    { start: 2, end: 3 },
+  ]);
+  // asked for more than there is: the output showed where the file ends
+  assert.deepEqual(shownLinesOf({ kind: "range", start: 2, end: 40 }, text, "l2\nl3\n"), [
+    { start: 2, end: TO_END },
+  ]);
+  assert.deepEqual(shownLinesOf({ kind: "head", count: 2 }, text, "l1\nl2\n"), [
+    { start: 1, end: 2 },
+  ]);
+  assert.deepEqual(shownLinesOf({ kind: "head", count: 9 }, text, text), [
+    { start: 1, end: TO_END },
+  ]);
+  assert.deepEqual(
+    shownLinesOf({ kind: "numbered" }, text, "     1\tl1\n     2\tl2\n     3\tl3\n"),
+    [{ start: 1, end: TO_END }],
+  );
+  assert.deepEqual(shownLinesOf({ kind: "grep" }, text, "1:l1\n3:l3\n"), [
+    { start: 1, end: 1 },
+    { start: 3, end: 3 },
+  ]);
+  assert.deepEqual(shownLinesOf({ kind: "grep" }, text, "1:l1\n3:lX\n"), []);
+  // the last lines without numbers: only the whole file is a view
+  assert.deepEqual(shownLinesOf({ kind: "tail", count: 2 }, text, "l2\nl3\n"), []);
+  assert.deepEqual(shownLinesOf({ kind: "tail", count: 3 }, text, text), [
+    { start: 1, end: TO_END },
+  ]);
+  // carriage returns make line breaks ambiguous; empty output shows nothing
+  assert.deepEqual(shownLinesOf({ kind: "whole" }, "a\r\nb\r\n", "a\r\nb\r\n"), []);
+  assert.deepEqual(shownLinesOf({ kind: "whole" }, "", ""), []);
+});
+
+Deno.test("pi's grep rows are views of the lines they print as they are", () => {
+  const rows = grepToolLines(
+    "src/a.ts:2: b\nsrc/a.ts-3- c\nsrc/a.ts:4: d... [truncated]\n\n[100 matches limit reached]",
+  );
+  assert.deepEqual(rows, [
+    { path: "src/a.ts", line: 2, text: "b" },
+    { path: "src/a.ts", line: 3, text: "c" },
+    { path: "src/a.ts", line: 4, text: "d... [truncated]" },
+  ]);
+  assert.deepEqual(grepShownLines(rows, "a\nb\nc\ndddddd\n"), [{ start: 2, end: 3 }]);
+});
