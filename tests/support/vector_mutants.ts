@@ -1015,6 +1015,16 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     replace: "",
   },
   {
+    name: "partial-contents-in-one-step",
+    rule:
+      "SPEC §8.4: a partial answer decided with the contents loaded first is served; the other contents are loaded only for a plain answer",
+    file: "src/shell/read_service.ts",
+    find:
+      '  if (decision.mode !== "full" && decision.mode !== "baseline_fallback") return decision;',
+    replace:
+      '  if (decision.mode !== "full" && decision.mode !== "baseline_fallback" && decision.mode !== "partial") return decision;',
+  },
+  {
     name: "every-command-read-only",
     rule: "SPEC §5.10: a command that may change files (`sed -i`, a redirection) is not read-only",
     file: "src/core/shell_view.ts",
