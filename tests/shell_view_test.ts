@@ -49,6 +49,7 @@ Deno.test("commands that may change a file, or that the cache cannot read, are n
       "(cd x && rm y)",
       "cat 'unterminated",
       "sed -n 'w out' a.txt",
+      "file -C -m magic",
     ]
   ) assert.equal(classifyShellCommand(c).readOnly, false, c);
 });

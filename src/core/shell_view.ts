@@ -158,7 +158,8 @@ const READ_ONLY: ReadonlyMap<string, ArgsCheck> = new Map<string, ArgsCheck>([
   ["cd", () => true],
   ["true", () => true],
   ["stat", () => true],
-  ["file", () => true],
+  // file -C compiles a magic file
+  ["file", (args) => !args.some((a) => a === "--compile" || /^-\w*C/.test(a))],
   ["du", () => true],
   ["diff", () => true],
   ["which", () => true],
