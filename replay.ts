@@ -27,6 +27,7 @@ export type {
   ReadCacheInvalidationV1,
   ReadCacheMetaV1,
   ReadMode,
+  ToolShownV1,
 } from "./src/core/meta.ts";
 export type { PathTrust, ScopeTrust, TrustState } from "./src/core/trust.ts";
 export type { LineView } from "./src/core/view.ts";

@@ -30,6 +30,6 @@ export type {
   ReadPlan,
 } from "./src/core/decision.ts";
 export type { ObjectStore, StoreProblem, StoreStats } from "./src/core/object_store.ts";
-export type { ReadCacheToolMetaV1 } from "./src/core/meta.ts";
+export type { ReadCacheToolMetaV1, ToolShownV1 } from "./src/core/meta.ts";
 export type { ReadRequest, ReadTarget } from "./src/core/range.ts";
 export type { TruncationResult } from "./src/core/truncate.ts";
