@@ -414,10 +414,13 @@ export async function runScenario(
   const startTurn = (index: number) => {
     const changes: FileChange[] = [];
     const opaque: string[] = [];
+    const shows: string[] = [];
     for (const i of turnCallSteps(vector.steps, index)) {
       const s = vector.steps[i];
-      // a command that only reads files changes none (SPEC §5.10)
-      if (s.op === "bash" && !classifyShellCommand(s.command).readOnly) opaque.push(`call-${i}`);
+      // a command that only reads files changes none, but may show some (SPEC §5.10)
+      const shell = s.op === "bash" ? classifyShellCommand(s.command) : undefined;
+      if (shell !== undefined && !shell.readOnly) opaque.push(`call-${i}`);
+      else if (shell?.showsContent === true || s.op === "grep") shows.push(`call-${i}`);
       if (s.op === "bash" || s.op === "grep") continue;
       const call = resolveWriteTarget(s, { cwd, home });
       if ((s.op === "writeTool" || s.op === "editTool") && call) {
@@ -428,6 +431,7 @@ export async function runScenario(
       kind: "other",
       ...(changes.length > 0 ? { changes } : {}),
       ...(opaque.length > 0 ? { opaque } : {}),
+      ...(shows.length > 0 ? { shows } : {}),
     });
   };
 

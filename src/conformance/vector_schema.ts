@@ -166,6 +166,9 @@ const replayEntry = z.discriminatedUnion("kind", [
     opaque: z.array(z.string()).optional().describe(
       "for an assistant message: ids of its calls that may change any file (a shell command, an unknown tool; SPEC §5.10)",
     ),
+    shows: z.array(z.string()).optional().describe(
+      "for an assistant message: ids of its calls that may show file content but change no file (a search, a read-only shell command; SPEC §5.10): its writes and edits are no proof and no belief",
+    ),
   }),
   z.strictObject({
     id: z.string(),

@@ -341,8 +341,10 @@ export class BranchKnowledge {
 
   /**
    * True while a call of the current turn that may change any file (a shell
-   * command, a tool the adapter does not know) has no result on the branch
-   * (SPEC §5.10): every read is then served in full.
+   * command, a tool the adapter does not know) or show file content (a
+   * search, a read-only command that prints files) has no result on the
+   * branch (SPEC §5.10): its output may come before the read's answer, so
+   * every read is then served in full.
    */
   opaqueInFlight(): boolean {
     return this.#cursor.opaqueInFlight();

@@ -181,6 +181,13 @@ export type ReplayEntry =
      * trust.
      */
     opaque?: readonly string[];
+    /**
+     * For an assistant message: the ids of its calls of tools that may show file content the
+     * cache cannot follow but change no file (a search, a read-only shell command; SPEC §5.10).
+     * The message's writes and edits are no proof and no belief: such a result may have shown
+     * the file before or after the change.
+     */
+    shows?: readonly string[];
   };
 
 /**
@@ -561,6 +568,10 @@ export class ReplayCursor {
   #opaquePending = new Set<string>();
   /** The current turn's message has a call that may change any file (SPEC §5.10). */
   #turnOpaque = false;
+  /** The current turn's message has a call that may show file content (SPEC §5.10). */
+  #turnShows = false;
+  /** Calls of the current turn that may show file content, without a result yet (SPEC §5.10). */
+  #showsPending = new Set<string>();
   /** Results after which every file held is unknown, in branch order (SPEC §5.10). */
   #globals: GlobalUnknown[] = [];
   #ord = 0;
@@ -647,11 +658,13 @@ export class ReplayCursor {
 
   /**
    * True while a call of the current turn that may change any file (a shell
-   * command, a tool the adapter does not know) has no result on the branch
-   * (SPEC §5.10): no read may be answered from the cache.
+   * command, a tool the adapter does not know) or show file content (a
+   * search, a read-only command that prints files) has no result on the
+   * branch (SPEC §5.10): its output may come before the read's answer, so
+   * no read may be answered from the cache.
    */
   opaqueInFlight(): boolean {
-    return this.#opaquePending.size > 0;
+    return this.#opaquePending.size > 0 || this.#showsPending.size > 0;
   }
 
   /**
@@ -721,6 +734,8 @@ export class ReplayCursor {
     this.#turnChanges = [];
     this.#opaquePending = new Set();
     this.#turnOpaque = false;
+    this.#turnShows = false;
+    this.#showsPending = new Set();
     this.#globals = [];
     this.#seq = 0;
     this.#boundary = boundary;
@@ -844,17 +859,30 @@ export class ReplayCursor {
     return f;
   }
 
-  /**
-   * True when a read result of the file of `call`, or a tool result that
-   * showed lines of it (SPEC §5.10), lies in the current turn before `index`.
-   */
+  /** True when a tool result that showed lines of the file of `call` (SPEC §5.10) lies in the current turn before `index`. */
+  #shownInTurn(branch: readonly ReplayEntry[], index: number, call: ReadCall): boolean {
+    for (let j = Math.max(this.#turnStart + 1, this.#boundary.startIndex); j < index; j++) {
+      const e = branch[j];
+      if (e.kind !== "tool" || e.meta === undefined) continue;
+      const shown = parseToolMeta(e.meta)?.shown ?? [];
+      if (shown.some((s) => sameFile(s, call))) return true;
+    }
+    return false;
+  }
+
+  /** Makes the file of `call` unknown from here on (the current entry). */
+  #unknownHere(call: ReadCall): void {
+    this.#file(
+      { ord: this.#ord++, kind: "unknown", call, seq: this.#seq + 0.5 },
+      call.pathKey,
+      call.name,
+    );
+  }
+
+  /** True when a read result of the file of `call` lies in the current turn before `index`. */
   #readInTurn(branch: readonly ReplayEntry[], index: number, call: ReadCall): boolean {
     for (let j = Math.max(this.#turnStart + 1, this.#boundary.startIndex); j < index; j++) {
       const e = branch[j];
-      if (e.kind === "tool" && e.meta !== undefined) {
-        const shown = parseToolMeta(e.meta)?.shown ?? [];
-        if (shown.some((s) => sameFile(s, call))) return true;
-      }
       if (e.kind !== "read") continue;
       const key = (e.meta as { pathKey?: unknown } | undefined)?.pathKey;
       const ids = [key, e.call?.pathKey, e.call?.name];
@@ -913,7 +941,9 @@ export class ReplayCursor {
     // turn's reads, writes and edits gave no trust, so here is as good as the turn start)
     if (this.#opaquePending.size > 0) this.#everyFileUnknown();
     this.#opaquePending.clear();
+    this.#showsPending.clear();
     this.#turnOpaque = false;
+    this.#turnShows = false;
     this.#pending.clear();
     this.#takenEdits.clear();
     this.#turnChanges = [];
@@ -962,11 +992,17 @@ export class ReplayCursor {
         // result of the same file earlier in this turn is newer than the write: then the file is
         // unknown from the turn start, below what the turn's reads showed (SPEC §5.8). So is a
         // file another call of the same message changes too (pi runs them in parallel).
+        // A call of the message that may show files (a search, a read-only command) may have
+        // shown it before or after the write, and its output may sit on either side of the
+        // result: the file is unknown from the result on (SPEC §5.10).
+        const viewed = this.#turnShows || this.#shownInTurn(branch, i, e.call);
         if (
-          !isContentHash(e.hash) || this.#turnOpaque || this.#readInTurn(branch, i, e.call) ||
+          !isContentHash(e.hash) || this.#turnOpaque || viewed ||
+          this.#readInTurn(branch, i, e.call) ||
           this.#otherChangeInTurn(e.callId, e.call)
         ) {
           this.#unknownFromTurnStart(e.call);
+          if (viewed) this.#unknownHere(e.call);
         } else {
           const { call, hash } = e;
           this.#file(
@@ -981,11 +1017,13 @@ export class ReplayCursor {
         // turn; anything else leaves the file unknown from the turn start (SPEC §5.9).
         const meta = e.meta === undefined ? undefined : parseEditMeta(e.meta);
         const call = e.call;
+        const viewed = this.#turnShows || this.#shownInTurn(branch, i, call);
         if (
-          meta === undefined || meta.pathKey !== call.pathKey || this.#turnOpaque ||
+          meta === undefined || meta.pathKey !== call.pathKey || this.#turnOpaque || viewed ||
           this.#readInTurn(branch, i, call) || this.#editChainBroken(e.callId, call)
         ) {
           this.#unknownFromTurnStart(call);
+          if (viewed) this.#unknownHere(call);
           if (meta !== undefined && meta.pathKey !== call.pathKey) {
             this.#unknownFromTurnStart({ name: meta.pathKey, pathKey: meta.pathKey });
           }
@@ -1001,6 +1039,7 @@ export class ReplayCursor {
         if (e.callId !== undefined) {
           this.#pending.delete(e.callId);
           this.#opaquePending.delete(e.callId);
+          this.#showsPending.delete(e.callId);
         }
         // what the tool showed or changed (SPEC §5.10): the files that differed from the
         // model's newest view are unknown from here on; without a record, every file is
@@ -1025,6 +1064,7 @@ export class ReplayCursor {
           this.#pending.delete(e.callId);
           // the result of a call that may change any file, with no record of what it did
           if (this.#opaquePending.delete(e.callId)) this.#everyFileUnknown();
+          this.#showsPending.delete(e.callId);
         }
       } else if (e.kind === "other") {
         this.#endTurn(i);
@@ -1032,6 +1072,8 @@ export class ReplayCursor {
         for (const c of this.#turnChanges) this.#pending.set(c.callId, c.call);
         this.#opaquePending = new Set(e.opaque ?? []);
         this.#turnOpaque = this.#opaquePending.size > 0;
+        this.#showsPending = new Set(e.shows ?? []);
+        this.#turnShows = this.#showsPending.size > 0;
       } else if (e.kind === "invalidate") {
         const inv = parseInvalidation(e.data);
         if (inv) {

@@ -47,7 +47,8 @@ export type ShellLines =
  * ```ts
  * import { classifyShellCommand } from "@readcache/core/rules";
  * classifyShellCommand("sed -n '1,20p' src/a.ts");
- * // { readOnly: true, view: { path: "src/a.ts", lines: { kind: "range", start: 1, end: 20 } } }
+ * // { readOnly: true, showsContent: true,
+ * //   view: { path: "src/a.ts", lines: { kind: "range", start: 1, end: 20 } } }
  * ```
  */
 export interface ShellCommand {
@@ -57,6 +58,12 @@ export interface ShellCommand {
    * `/dev/null`, no command substitution and no background job.
    */
   readOnly: boolean;
+  /**
+   * For a read-only command: true when some part of it may print file
+   * content (`cat`, `grep`, `git diff`, ...), false when every part prints
+   * only names, counts or its arguments (`ls`, `find`, `wc`, `pwd`, `echo`).
+   */
+  showsContent?: boolean;
   /** For a command that prints lines of one file in a known form: the file and the lines. */
   view?: { path: string; lines: ShellLines };
 }
@@ -195,6 +202,24 @@ const READ_ONLY: ReadonlyMap<string, ArgsCheck> = new Map<string, ArgsCheck>([
   ],
 ]);
 
+/** Read-only commands that print no file content: names, counts, types, their arguments. */
+const NO_CONTENT: ReadonlySet<string> = new Set([
+  "ls",
+  "pwd",
+  "cd",
+  "true",
+  "wc",
+  "stat",
+  "du",
+  "which",
+  "basename",
+  "dirname",
+  "realpath",
+  "find",
+  "echo",
+  "file",
+]);
+
 const SED_PRINT = /^([0-9]+)(?:,([0-9]+|\$))?p$/;
 const NUMBER = /^[0-9]+$/;
 
@@ -245,6 +270,7 @@ export function classifyShellCommand(command: string): ShellCommand {
   }
   commands.push({ words: current });
   let readOnly = true;
+  let showsContent = false;
   for (const c of commands) {
     if (c.words.length === 0) continue;
     const [name, ...rest] = c.words.map((w) => w.word);
@@ -252,10 +278,11 @@ export function classifyShellCommand(command: string): ShellCommand {
     if (name.includes("=") || name.includes("/") || !c.words[0].plain) return { readOnly: false };
     const check = READ_ONLY.get(name);
     if (check === undefined || !check(rest)) readOnly = false;
+    if (!NO_CONTENT.has(name)) showsContent = true;
   }
   if (!readOnly) return { readOnly: false };
   const view = viewOf(commands.filter((c) => c.words.length > 0));
-  return view === undefined ? { readOnly } : { readOnly, view };
+  return view === undefined ? { readOnly, showsContent } : { readOnly, showsContent, view };
 }
 
 /** The view a command prints, when it is one of the recognised forms. */

@@ -1011,7 +1011,7 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     rule:
       "SPEC §5.10: lines a tool result of the same message showed before a write or edit result make it no proof and no belief",
     file: "src/core/replay.ts",
-    find: "        if (shown.some((s) => sameFile(s, call))) return true;\n",
+    find: "      if (shown.some((s) => sameFile(s, call))) return true;\n",
     replace: "",
   },
   {
@@ -1023,6 +1023,46 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
       '  if (decision.mode !== "full" && decision.mode !== "baseline_fallback") return decision;',
     replace:
       '  if (decision.mode !== "full" && decision.mode !== "baseline_fallback" && decision.mode !== "partial") return decision;',
+  },
+  {
+    name: "viewing-call-keeps-belief",
+    rule:
+      "SPEC §5.10: a write or edit in the same message as a call that may show file content (a search, a read-only command) is no proof and no belief",
+    file: "src/core/replay.ts",
+    find: "        this.#turnShows = this.#showsPending.size > 0;",
+    replace: "        this.#turnShows = false;",
+  },
+  {
+    name: "viewing-call-in-flight-not-bypassed",
+    rule:
+      "SPEC §5.10: while a call that may show file content has no result, every read is served in full",
+    file: "src/core/replay.ts",
+    find: "    return this.#opaquePending.size > 0 || this.#showsPending.size > 0;",
+    replace: "    return this.#opaquePending.size > 0;",
+  },
+  {
+    name: "listing-commands-show-content",
+    rule: "SPEC §5.10: `ls`, `find`, `wc` and the like print no file content",
+    file: "src/core/shell_view.ts",
+    find: "    if (!NO_CONTENT.has(name)) showsContent = true;",
+    replace: "    showsContent = true;",
+  },
+  {
+    name: "viewed-change-unknown-from-turn-start-only",
+    rule:
+      "SPEC §5.10: after a write or edit in a message with a call that may show files, the file is unknown from the change's result on",
+    edits: [
+      {
+        file: "src/core/replay.ts",
+        find: "          if (viewed) this.#unknownHere(e.call);\n",
+        replace: "",
+      },
+      {
+        file: "src/core/replay.ts",
+        find: "          if (viewed) this.#unknownHere(call);\n",
+        replace: "",
+      },
+    ],
   },
   {
     name: "every-command-read-only",

@@ -371,12 +371,22 @@ export class OpenCodeBranchConverter {
       const opaque = tools.filter((p) =>
         openCodeToolClass(p.tool ?? "") === "opaque" && !readOnlyShell(p.tool, p.state?.input)
       ).map((p) => p.callID!);
+      // calls that may show any file but change none (grep, a read-only command that prints
+      // files): the message's writes and edits are no proof and no belief
+      const shows = tools.filter((p) =>
+        openCodeToolClass(p.tool ?? "") === "viewing" ||
+        (openCodeToolClass(p.tool ?? "") === "opaque" && readOnlyShell(p.tool, p.state?.input) &&
+          classifyShellCommand(
+              String((p.state?.input as { command?: unknown } | undefined)?.command),
+            ).showsContent !== false)
+      ).map((p) => p.callID!);
       push({
         id: mid,
         parentId: null,
         kind: "other",
         ...(changes.length > 0 ? { changes } : {}),
         ...(opaque.length > 0 ? { opaque } : {}),
+        ...(shows.length > 0 ? { shows } : {}),
       });
       if (
         options.currentCallId !== undefined &&

@@ -123,6 +123,12 @@ export function isOpaqueTool(name: string): boolean {
   return isCheckedTool(name) && !VIEWING_TOOLS.has(name);
 }
 
+/** A `bash` command that may print file content (SPEC §5.10). */
+function showsContent(args: unknown): boolean {
+  const command = asRecord(args)?.command;
+  return typeof command !== "string" || classifyShellCommand(command).showsContent !== false;
+}
+
 /** A `bash` call whose command only reads files (SPEC §5.10): it changes no file. */
 function readOnlyCall(name: string, args: unknown): boolean {
   const command = asRecord(args)?.command;
@@ -275,6 +281,7 @@ export function piEntryToReplay(
     ) {
       const changes: FileChange[] = [];
       const opaque: string[] = [];
+      const shows: string[] = [];
       for (const block of msg.content) {
         const b = asRecord(block);
         if (
@@ -282,6 +289,15 @@ export function piEntryToReplay(
           isOpaqueTool(b.name) && !readOnlyCall(b.name, b.arguments)
         ) {
           opaque.push(b.id);
+          continue;
+        }
+        // a search or a read-only command that prints files: it may show any file, before or
+        // after a change (a command printing only names or counts shows none)
+        if (
+          b?.type === "toolCall" && typeof b.name === "string" && typeof b.id === "string" &&
+          isCheckedTool(b.name) && (b.name !== "bash" || showsContent(b.arguments))
+        ) {
+          shows.push(b.id);
           continue;
         }
         if (
@@ -295,10 +311,15 @@ export function piEntryToReplay(
           }
         }
       }
-      if (opaque.length > 0) {
-        return changes.length > 0
-          ? { id, parentId, kind: "other", changes, opaque }
-          : { id, parentId, kind: "other", opaque };
+      if (opaque.length > 0 || shows.length > 0) {
+        return {
+          id,
+          parentId,
+          kind: "other",
+          ...(changes.length > 0 ? { changes } : {}),
+          ...(opaque.length > 0 ? { opaque } : {}),
+          ...(shows.length > 0 ? { shows } : {}),
+        };
       }
       if (changes.length > 0) return { id, parentId, kind: "other", changes };
     }

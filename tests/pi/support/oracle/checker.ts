@@ -559,7 +559,8 @@ export function checkScenario(vector: Scenario, output: ScenarioOutput): CheckRe
         continue;
       } else if (s.op === "bash" && calls.includes(i)) {
         // the model sent a command that may change any file: until its result, it cannot know
-        // what any file holds (SPEC §5.10)
+        // what any file holds (SPEC §5.10); unless running it changes no file at all (`ls`)
+        if (changesNoFile(ahead, s.command)) continue;
         for (const name of fs.nodes.keys()) writes.push({ name, effect: { kind: "unknown" } });
         continue;
       }
@@ -722,4 +723,22 @@ function applyFileStep(fs: FsModel, step: Scenario["steps"][number]): void {
       fs.edit(editToolArgs(step));
       return;
   }
+}
+
+/** True when running `command` on a copy of the file model changes no file or link. */
+function changesNoFile(fs: FsModel, command: string): boolean {
+  const after = fs.clone();
+  after.runBash(command);
+  if (after.nodes.size !== fs.nodes.size) return false;
+  for (const [name, n] of fs.nodes) {
+    const m = after.nodes.get(name);
+    if (m === undefined || m.kind !== n.kind) return false;
+    if (n.kind === "link" && m.kind === "link" && n.target !== m.target) return false;
+    if (n.kind === "file" && m.kind === "file" && !sameBytes(n.bytes, m.bytes)) return false;
+  }
+  return true;
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
 }
