@@ -223,9 +223,8 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
       "SPEC §5.8: a write whose result follows a read of the file in the same turn is not proof",
     file: "src/core/replay.ts",
     find:
-      "          !isContentHash(e.hash) || this.#turnOpaque || this.#readInTurn(branch, i, e.call) ||\n          this.#otherChangeInTurn(e.callId, e.call)",
-    replace:
-      "          !isContentHash(e.hash) || this.#turnOpaque || this.#otherChangeInTurn(e.callId, e.call)",
+      "          this.#readInTurn(branch, i, e.call) ||\n          this.#otherChangeInTurn(e.callId, e.call)",
+    replace: "          this.#otherChangeInTurn(e.callId, e.call)",
   },
   {
     name: "write-after-plain-read-taken",
@@ -238,10 +237,9 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     name: "malformed-write-hash-ignored",
     rule: "SPEC §5.8: a write event whose hash is not a content hash makes the file unknown",
     file: "src/core/replay.ts",
-    find:
-      "        if (\n          !isContentHash(e.hash) || this.#turnOpaque || this.#readInTurn(branch, i, e.call) ||",
+    find: "        if (\n          !isContentHash(e.hash) || this.#turnOpaque || viewed ||",
     replace:
-      "        if (!isContentHash(e.hash)) continue;\n        if (\n          this.#turnOpaque || this.#readInTurn(branch, i, e.call) ||",
+      "        if (!isContentHash(e.hash)) continue;\n        if (\n          this.#turnOpaque || viewed ||",
   },
   {
     name: "write-of-lone-surrogate-is-proof",
@@ -377,9 +375,9 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
       "SPEC §6.2: edit metadata takes a seq only when valid, for the call's pathKey, and rule 4 holds",
     file: "src/core/replay.ts",
     find:
-      "          this.#unknownFromTurnStart(call);\n          if (meta !== undefined && meta.pathKey !== call.pathKey) {",
+      "          this.#unknownFromTurnStart(call);\n          if (viewed) this.#unknownHere(call);\n",
     replace:
-      "          if (meta !== undefined) this.#seq++;\n          this.#unknownFromTurnStart(call);\n          if (meta !== undefined && meta.pathKey !== call.pathKey) {",
+      "          if (meta !== undefined) this.#seq++;\n          this.#unknownFromTurnStart(call);\n          if (viewed) this.#unknownHere(call);\n",
   },
   {
     name: "edit-chain-planned-on-message-start",
@@ -597,8 +595,9 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     rule: "SPEC §5.9(4): no belief when a read of the file is earlier in the same turn",
     file: "src/core/replay.ts",
     find:
-      "          meta === undefined || meta.pathKey !== call.pathKey || this.#turnOpaque ||\n          this.#readInTurn(branch, i, call) || this.#editChainBroken(e.callId, call)",
-    replace: "          meta === undefined || meta.pathKey !== call.pathKey || this.#turnOpaque",
+      "          meta === undefined || meta.pathKey !== call.pathKey || this.#turnOpaque || viewed ||\n          this.#readInTurn(branch, i, call) || this.#editChainBroken(e.callId, call)",
+    replace:
+      "          meta === undefined || meta.pathKey !== call.pathKey || this.#turnOpaque || viewed",
   },
   // §6 replay
   {
