@@ -39,6 +39,11 @@
  * - `invalidate` (refresh): the plugin's `readcache_refresh` tool, in an assistant message of its
  *   own.
  *
+ * The store's events reach the plugin's `event` hook as OpenCode's bus hands
+ * them to plugins (so reads fetch only the newest messages; see
+ * src/adapters/opencode/session_cache.ts); `events: false` runs without them
+ * (every read fetches the whole session).
+ *
  * Steps that do not apply throw {@linkcode NotApplicableStep}; the port runs
  * only vectors its applicability rule accepts (opencode_expectations.ts), so
  * that error means the rule and the runner disagree.
@@ -114,6 +119,8 @@ export interface OpenCodeRunOptions {
    * takes from it what OpenCode's text does not state (see its parse.ts).
    */
   onRead?: (step: number, bytes: Uint8Array | undefined) => void;
+  /** Deliver the store's events to the plugin's `event` hook (default true). */
+  events?: boolean;
 }
 
 type CallStep = Extract<ScenarioStep, { op: "read" | "writeTool" | "editTool" | "bash" | "grep" }>;
@@ -235,8 +242,19 @@ export async function runScenarioOnOpenCode(
   const makePlugin = options.plugin ?? createReadcachePlugin;
   const store = new OpenCodeSessionStore(cwd);
   const objects = new FsObjectStore(join(cwd, ".opencode", "readcache"), { projectRoot: cwd });
-  const start = (): Promise<ReadcacheHooks> =>
-    makePlugin({ config: { ...vector.config } })({ client: store.client, directory: cwd });
+  let unsubscribe = () => {};
+  const start = async (): Promise<ReadcacheHooks> => {
+    unsubscribe();
+    const h = await makePlugin({ config: { ...vector.config } })({
+      client: store.client,
+      directory: cwd,
+    });
+    const event = h.event;
+    if (options.events !== false && event !== undefined) {
+      unsubscribe = store.subscribe((e) => void event({ event: e }));
+    }
+    return h;
+  };
   let hooks = await start();
   let session = store.createSession();
   /** A label: its session, how many messages the model saw there, and the last one's id. */
@@ -439,6 +457,10 @@ export async function runScenarioOnOpenCode(
     }
   };
 
-  for (let i = 0; i < vector.steps.length; i++) await step(vector.steps[i], i);
+  try {
+    for (let i = 0; i < vector.steps.length; i++) await step(vector.steps[i], i);
+  } finally {
+    unsubscribe();
+  }
   return { id: vector.id, results };
 }

@@ -48,6 +48,61 @@ export async function installedPlugin(dir: string, rev?: string): Promise<string
   return pathToFileURL(join(dir, "src/adapters/opencode/plugin.ts")).href;
 }
 
+/**
+ * Writes, next to an installed plugin (`checkout`, see {@linkcode installedPlugin}), a plugin
+ * module that loads it with its hooks instrumented, and returns the module's `file://` URL:
+ * after every `read` hook it appends one JSON line to `log`: the hook's wall time (`ms`), the
+ * time a call of OpenCode's client was under way inside it (`fetchMs`: `session.messages`,
+ * `session.get`), the answer's mode and the statistics of the plugin's session caches
+ * (`OpenCodeSessionCache.stats`; none for a plugin older than the cache).
+ */
+export async function instrumentedPlugin(checkout: string, log: string): Promise<string> {
+  const file = join(checkout, "instrumented_plugin.ts");
+  await Deno.writeTextFile(
+    file,
+    `import { appendFileSync } from "node:fs";
+import * as plugin from "./src/adapters/opencode/plugin.ts";
+const LOG = ${JSON.stringify(log)};
+export default {
+  id: "readcache",
+  server: async (input) => {
+    // wall time with a client call under way (the plugin makes two at once)
+    let fetchMs = 0;
+    let active = 0;
+    let since = 0;
+    const timed = (f) => async (o) => {
+      if (active++ === 0) since = performance.now();
+      try { return await f(o); } finally { if (--active === 0) fetchMs += performance.now() - since; }
+    };
+    const client = { session: {
+      messages: timed((o) => input.client.session.messages(o)),
+      get: timed((o) => input.client.session.get(o)),
+    } };
+    const caches = [];
+    const Cache = plugin.OpenCodeSessionCache;
+    const options = Cache === undefined ? {} : {
+      sessionCache: (id) => { const c = new Cache(); caches.push({ id, c }); return c; },
+    };
+    const hooks = await plugin.createReadcachePlugin(options)({ ...input, client });
+    const after = hooks["tool.execute.after"];
+    hooks["tool.execute.after"] = async (call, output) => {
+      if (call.tool !== "read") return after(call, output);
+      fetchMs = 0;
+      const t = performance.now();
+      await after(call, output);
+      const ms = performance.now() - t;
+      appendFileSync(LOG, JSON.stringify({ ms, fetchMs, mode: output.metadata?.readcache?.mode,
+        session: call.sessionID,
+        stats: caches.map(({ id, c }) => ({ session: id, ...structuredClone(c.stats) })) }) + "\\n");
+    };
+    return hooks;
+  },
+};
+`,
+  );
+  return pathToFileURL(file).href;
+}
+
 const START_TIMEOUT_MS = 60_000;
 const REQUEST_TIMEOUT_MS = 60_000;
 

@@ -33,6 +33,20 @@
  *
  * `client` answers `session.messages` and `session.get` like the SDK client
  * (`{data}`), with copies, as the plugin's `OpenCodeClientLike` expects.
+ * `session.messages` pages like OpenCode 1.18.33's `GET /session/{id}/message`
+ * (`MessageV2.page`): with `query.limit` it answers the newest `limit`
+ * messages, oldest first, and, when older ones remain, an opaque cursor in the
+ * response's `X-Next-Cursor` header that `query.before` takes for the next
+ * older page; without `limit`, every message.
+ *
+ * Every change is also published, synchronously, to the listeners of
+ * `subscribe` as OpenCode publishes it on its bus (and hands it to the
+ * plugins' `event` hook): `message.updated` (`{sessionID, info}`),
+ * `message.part.updated` (`{sessionID, part, time}`), `message.removed`
+ * (`{sessionID, messageID}`), `message.part.removed` (`{sessionID,
+ * messageID, partID}`), `session.created` / `session.updated` (`{sessionID,
+ * info}`) and `session.compacted` (`{sessionID}`); like OpenCode, a new step
+ * also republishes the user message it answers. The payloads are copies.
  *
  * @module
  */
@@ -194,14 +208,62 @@ export interface ModelSession {
  */
 export class OpenCodeSessionStore {
   readonly #sessions = new Map<string, ModelSession>();
+  readonly #listeners = new Set<(event: ModelEvent) => void>();
+  readonly #wire: "clone" | "json";
   #counter = 0;
   #clock = 1_700_000_000_000;
 
-  /** `directory`: the project directory sessions belong to. */
-  constructor(readonly directory: string) {}
+  /**
+   * `directory`: the project directory sessions belong to. `options.wire`:
+   * how `client` copies what it answers: `clone` (default, `structuredClone`)
+   * or `json` (serialised and parsed, as the SDK gets it over HTTP).
+   */
+  constructor(readonly directory: string, options: { wire?: "clone" | "json" } = {}) {
+    this.#wire = options.wire ?? "clone";
+  }
 
   #id(prefix: string): string {
     return `${prefix}_${String(++this.#counter).padStart(8, "0")}`;
+  }
+
+  /** A fresh id (`msg`, `prt`, `call`), ascending like the store's own. */
+  newId(prefix: string): string {
+    return this.#id(prefix);
+  }
+
+  /**
+   * Calls `listener` with every change from now on, synchronously, as
+   * OpenCode hands its bus events to a plugin's `event` hook; returns the
+   * function that stops it.
+   */
+  subscribe(listener: (event: ModelEvent) => void): () => void {
+    this.#listeners.add(listener);
+    return () => void this.#listeners.delete(listener);
+  }
+
+  #publish(type: string, properties: Record<string, unknown>): void {
+    if (this.#listeners.size === 0) return;
+    const event: ModelEvent = { type, properties: structuredClone(properties) };
+    for (const listener of [...this.#listeners]) listener(event);
+  }
+
+  #messageUpdated(m: ModelMessage): void {
+    this.#publish("message.updated", { sessionID: m.info.sessionID, info: m.info });
+  }
+
+  #partUpdated(p: ModelPart): void {
+    this.#publish("message.part.updated", { sessionID: p.sessionID, part: p, time: this.#clock });
+  }
+
+  #sessionUpdated(s: ModelSession): void {
+    const info: Record<string, unknown> = { id: s.id, directory: s.directory };
+    if (s.parentID !== undefined) info.parentID = s.parentID;
+    if (s.revert !== undefined) info.revert = { ...s.revert };
+    this.#publish("session.updated", { sessionID: s.id, info });
+  }
+
+  #copy<T>(value: T): T {
+    return this.#wire === "json" ? JSON.parse(JSON.stringify(value)) : structuredClone(value);
   }
 
   #now(): number {
@@ -228,6 +290,10 @@ export class OpenCodeSessionStore {
   createSession(): ModelSession {
     const s: ModelSession = { id: this.#id("ses"), directory: this.directory, messages: [] };
     this.#sessions.set(s.id, s);
+    this.#publish("session.created", {
+      sessionID: s.id,
+      info: { id: s.id, directory: s.directory },
+    });
     return s;
   }
 
@@ -241,15 +307,28 @@ export class OpenCodeSessionStore {
     if (r === undefined) return;
     const at = s.messages.findIndex((m) => m.info.id === r.messageID);
     if (at >= 0) {
-      if (r.partID === undefined) s.messages.splice(at);
+      let removed: ModelMessage[];
+      if (r.partID === undefined) removed = s.messages.splice(at);
       else {
         const m = s.messages[at];
         const cut = m.parts.findIndex((p) => p.id === r.partID);
-        if (cut >= 0) m.parts.splice(cut);
-        s.messages.splice(at + 1);
+        if (cut >= 0) {
+          for (const p of m.parts.splice(cut)) {
+            this.#publish("message.part.removed", {
+              sessionID: s.id,
+              messageID: m.info.id,
+              partID: p.id,
+            });
+          }
+        }
+        removed = s.messages.splice(at + 1);
+      }
+      for (const m of removed) {
+        this.#publish("message.removed", { sessionID: s.id, messageID: m.info.id });
       }
     }
     s.revert = undefined;
+    this.#sessionUpdated(s);
   }
 
   /** Ends the previous step: calls that never returned become errors. */
@@ -266,10 +345,14 @@ export class OpenCodeSessionStore {
             error: "Tool execution aborted",
             time: { start, end: this.#now() },
           };
+          this.#partUpdated(p);
         }
       }
-      m.info.finish ??= "tool-calls";
-      m.info.time.completed ??= this.#now();
+      if (m.info.finish === undefined || m.info.time.completed === undefined) {
+        m.info.finish ??= "tool-calls";
+        m.info.time.completed ??= this.#now();
+        this.#messageUpdated(m);
+      }
     }
   }
 
@@ -284,6 +367,8 @@ export class OpenCodeSessionStore {
       parts: [{ id: this.#id("prt"), sessionID, messageID: id, type: "text", text }],
     };
     s.messages.push(m);
+    this.#messageUpdated(m);
+    this.#partUpdated(m.parts[0]);
     return m;
   }
 
@@ -316,6 +401,10 @@ export class OpenCodeSessionStore {
       parts: [{ id: this.#id("prt"), sessionID, messageID: id, type: "step-start" }],
     };
     s.messages.push(m);
+    this.#messageUpdated(m);
+    // OpenCode republishes the user message a step answers (its summary) at every step
+    this.#messageUpdated(this.message(m.info.parentID!));
+    this.#partUpdated(m.parts[0]);
     return m;
   }
 
@@ -332,12 +421,14 @@ export class OpenCodeSessionStore {
       state: { status: "pending", input, raw: JSON.stringify(input) },
     };
     m.parts.push(p);
+    this.#partUpdated(p);
     return p;
   }
 
   /** The tool starts running. */
   run(part: ModelToolPart): void {
     part.state = { status: "running", input: part.state.input, time: { start: this.#now() } };
+    this.#partUpdated(part);
   }
 
   /** The tool returned: the part is `completed` with its output and metadata. */
@@ -353,6 +444,7 @@ export class OpenCodeSessionStore {
         : {},
       time: { start, end: this.#now() },
     };
+    this.#partUpdated(part);
   }
 
   /** The tool failed: the part is `error` with its message. */
@@ -364,6 +456,7 @@ export class OpenCodeSessionStore {
       error,
       time: { start, end: this.#now() },
     };
+    this.#partUpdated(part);
   }
 
   /**
@@ -372,6 +465,9 @@ export class OpenCodeSessionStore {
    */
   compact(sessionID: string): void {
     const user = this.userMessage(sessionID, "");
+    for (const p of user.parts) {
+      this.#publish("message.part.removed", { sessionID, messageID: user.info.id, partID: p.id });
+    }
     user.parts = [{
       id: this.#id("prt"),
       sessionID,
@@ -379,9 +475,10 @@ export class OpenCodeSessionStore {
       type: "compaction",
       auto: false,
     }];
+    this.#partUpdated(user.parts[0]);
     const id = this.#id("msg");
     const now = this.#now();
-    this.session(sessionID).messages.push({
+    const summary: ModelMessage = {
       info: {
         id,
         sessionID,
@@ -393,17 +490,41 @@ export class OpenCodeSessionStore {
         finish: "stop",
       },
       parts: [{ id: this.#id("prt"), sessionID, messageID: id, type: "text", text: "summary" }],
-    });
+    };
+    this.session(sessionID).messages.push(summary);
+    this.#messageUpdated(summary);
+    this.#partUpdated(summary.parts[0]);
+    this.#publish("session.compacted", { sessionID });
   }
 
-  /** `session.revert`: everything from `messageID` on leaves the model's context. */
-  revert(sessionID: string, messageID: string): void {
-    this.session(sessionID).revert = { messageID };
+  /**
+   * `session.revert`: everything from `messageID` on (with `partID`, the
+   * later messages and that message's parts from `partID` on) leaves the
+   * model's context.
+   */
+  revert(sessionID: string, messageID: string, partID?: string): void {
+    const s = this.session(sessionID);
+    s.revert = partID === undefined ? { messageID } : { messageID, partID };
+    this.#sessionUpdated(s);
+  }
+
+  /**
+   * An assistant message ends with an error (`MessageAbortedError` when the
+   * user stopped it, `APIError`, ...): OpenCode leaves it out of the model's
+   * context unless it was aborted after producing something.
+   */
+  failMessage(messageID: string, name: string): void {
+    const m = this.message(messageID);
+    m.info.error = { name, data: { message: name } };
+    m.info.time.completed ??= this.#now();
+    this.#messageUpdated(m);
   }
 
   /** `session.unrevert`: the pending revert is dropped, nothing deleted. */
   unrevert(sessionID: string): void {
-    this.session(sessionID).revert = undefined;
+    const s = this.session(sessionID);
+    s.revert = undefined;
+    this.#sessionUpdated(s);
   }
 
   /**
@@ -423,7 +544,7 @@ export class OpenCodeSessionStore {
       ids.set(m.info.id, id);
       const info: ModelMessageInfo = { ...structuredClone(m.info), id, sessionID: to.id };
       if (info.parentID !== undefined) info.parentID = ids.get(info.parentID) ?? info.parentID;
-      to.messages.push({
+      const copy: ModelMessage = {
         info,
         parts: m.parts.map((p) => ({
           ...structuredClone(p),
@@ -431,21 +552,51 @@ export class OpenCodeSessionStore {
           sessionID: to.id,
           messageID: id,
         })),
-      });
+      };
+      to.messages.push(copy);
+      this.#messageUpdated(copy);
+      for (const p of copy.parts) this.#partUpdated(p);
     }
     return to;
   }
 
   /** `compaction.prune`: the output of a completed tool part is cleared for the model. */
   prune(part: ModelToolPart): void {
-    if (part.state.status === "completed") part.state.time.compacted = this.#now();
+    if (part.state.status === "completed") {
+      part.state.time.compacted = this.#now();
+      this.#partUpdated(part);
+    }
   }
 
-  /** The SDK client the plugin calls (`session.messages`, `session.get`), answering copies. */
+  /**
+   * The SDK client the plugin calls (`session.messages`, `session.get`),
+   * answering copies; `session.messages` pages as described above.
+   */
   readonly client: OpenCodeClientLike = {
     session: {
-      messages: ({ path }) =>
-        Promise.resolve({ data: structuredClone(this.session(path.id).messages) }),
+      messages: ({ path, query }) => {
+        const all = this.session(path.id).messages;
+        if (query?.limit === undefined || query.limit === 0) {
+          return Promise.resolve({ data: this.#copy(all) });
+        }
+        // newest first from the cursor's message (exclusive), `limit` of them, answered oldest
+        // first; the cursor names the oldest message answered (OpenCode: its id and time)
+        let end = all.length;
+        if (query.before !== undefined) {
+          const id = decodeCursor(query.before);
+          if (id === undefined) return Promise.resolve({ error: { name: "BadRequest" } });
+          end = all.findIndex((m) => m.info.id === id);
+          if (end < 0) end = all.findIndex((m) => m.info.id > id);
+          if (end < 0) end = all.length;
+        }
+        const start = Math.max(0, end - query.limit);
+        const page = all.slice(start, end);
+        const headers = new Headers();
+        if (start > 0 && page.length > 0) {
+          headers.set("X-Next-Cursor", encodeCursor(page[0].info.id));
+        }
+        return Promise.resolve({ data: this.#copy(page), response: { headers } });
+      },
       get: ({ path }) => {
         const s = this.session(path.id);
         const data: Record<string, unknown> = { id: s.id, directory: s.directory };
@@ -455,4 +606,34 @@ export class OpenCodeSessionStore {
       },
     },
   };
+}
+
+/**
+ * An event the store publishes (OpenCode's bus event as a plugin's `event`
+ * hook gets it: `{type, properties}`).
+ *
+ * @example
+ * ```ts
+ * import type { ModelEvent } from "./opencode_session_model.ts";
+ * const e: ModelEvent = { type: "message.removed", properties: { sessionID: "s", messageID: "m" } };
+ * ```
+ */
+export interface ModelEvent {
+  /** `message.updated`, `message.part.updated`, ... */
+  type: string;
+  /** Its payload. */
+  properties: Record<string, unknown>;
+}
+
+function encodeCursor(id: string): string {
+  return btoa(JSON.stringify({ id }));
+}
+
+function decodeCursor(cursor: string): string | undefined {
+  try {
+    const v = JSON.parse(atob(cursor)) as { id?: unknown };
+    return typeof v.id === "string" ? v.id : undefined;
+  } catch {
+    return undefined;
+  }
 }

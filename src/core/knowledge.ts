@@ -81,6 +81,12 @@ export interface PendingEdit {
 /** Most entries `syncTip` walks through (a parent cycle in a corrupt session ends here). */
 const MAX_WALK = 50_000_000;
 
+/**
+ * Entries `syncTip` walks without meeting the end of the synced branch before
+ * it indexes that branch to find where the walk meets it (a moved leaf).
+ */
+const INDEX_AFTER = 256;
+
 interface OverlayRead {
   read: InFlightRead;
   /** Serve order within this process. */
@@ -146,27 +152,48 @@ export class BranchKnowledge {
    * the leaf through parent ids (`lookup` returns a converted entry, or
    * `undefined` when the id is unknown) until an entry already synced, a
    * compaction (the replay window starts after it) or the root: warm work is
-   * O(entries appended since the last sync), and the root-to-leaf branch is
-   * never built (SPEC §6.4). A move of the leaf onto an already synced entry
-   * replays the window from its start.
+   * O(entries appended since the last sync), a cold start O(entries since the
+   * latest compaction), and the root-to-leaf branch is never built (SPEC
+   * §6.4). A move of the leaf onto an already synced entry replays the window
+   * from its start.
+   *
+   * The walk meets a warm branch at its last entry; an index of the synced
+   * entries (id to place) is made only when the leaf has moved elsewhere (the
+   * walk passed 256 entries without meeting it), and kept from then on. A walk
+   * that reaches the root or a compaction first replays what it walked, which
+   * is the same branch.
    */
   syncTip(leafId: string | null, lookup: (id: string) => ReplayEntry | undefined): void {
     if (leafId !== null && leafId === this.#cursor.leafId) return;
     if (leafId === null) return this.sync([]);
+    const branch = this.#branch;
+    const lastId = branch.length > 0 ? branch[branch.length - 1].id : undefined;
     let index = this.#index;
-    if (index === undefined) {
-      index = new Map(this.#branch.map((e, i) => [e.id, i] as const));
-      this.#index = index;
-    }
     const tail: ReplayEntry[] = [];
     let known = -1;
     // a session is a tree; the step bound only guards against a corrupt parent cycle
     let steps = 0;
     for (let id: string | null = leafId; id !== null && steps++ < MAX_WALK;) {
-      const at = index.get(id);
-      if (at !== undefined) {
-        known = at;
+      if (id === lastId) {
+        known = branch.length - 1;
         break;
+      }
+      if (index === undefined && steps > INDEX_AFTER && branch.length > 0) {
+        // the leaf moved off the synced branch's end: find where it meets the branch
+        index = this.#indexed();
+        const at = tail.findIndex((e) => index!.has(e.id));
+        if (at !== -1) {
+          known = index.get(tail[at].id)!;
+          tail.length = at;
+          break;
+        }
+      }
+      if (index !== undefined) {
+        const at = index.get(id);
+        if (at !== undefined) {
+          known = at;
+          break;
+        }
       }
       const e = lookup(id);
       if (e === undefined) break;
@@ -175,16 +202,34 @@ export class BranchKnowledge {
       id = e.parentId;
     }
     tail.reverse();
-    if (known === this.#branch.length - 1) {
-      for (const e of tail) {
-        index.set(e.id, this.#branch.length);
-        this.#branch.push(e);
-      }
-      this.#apply(this.#branch);
+    if (known === -1) {
+      // the walk's own array becomes the synced branch (no copy)
+      this.#replace(tail);
       return;
     }
-    // the walk's own arrays become the synced branch (no copy)
-    this.#replace(known === -1 ? tail : this.#branch.slice(0, known + 1).concat(tail));
+    if (known < branch.length - 1) {
+      // the leaf moved: the synced branch up to where the walk met it, then the walk
+      if (index !== undefined) {
+        for (let i = known + 1; i < branch.length; i++) index.delete(branch[i].id);
+      }
+      branch.length = known + 1;
+    }
+    for (const e of tail) {
+      index?.set(e.id, branch.length);
+      branch.push(e);
+    }
+    this.#apply(branch);
+  }
+
+  /** The index of the synced branch (id to place), made now if there is none. */
+  #indexed(): Map<string, number> {
+    if (this.#index === undefined) {
+      const index = new Map<string, number>();
+      const branch = this.#branch;
+      for (let i = 0; i < branch.length; i++) index.set(branch[i].id, i);
+      this.#index = index;
+    }
+    return this.#index;
   }
 
   /** Brings the replay to `branch` (root to leaf) and reconciles the overlay. */

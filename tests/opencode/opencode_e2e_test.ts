@@ -14,6 +14,8 @@
 //   -> six 50 KB reads, two more turns, OpenCode prunes the old outputs: a pruned read no longer
 //   counts (whole file), a kept one does (unchanged), an "unchanged" chain whose anchor was pruned
 //   does not (whole file) -> a fork of the session before that: its reads count as they did
+//   -> the plugin brought the session up to date from the newest messages (OpenCode's paging and
+//   its events; instrumentedPlugin logs it), and no change escaped the events
 //
 // A first turn reads ten awkward files in parallel (CRLF, lone CR, BOM, a 2,500-character line,
 // 2,500 lines, 100 KB, no final newline, empty, non-ASCII, a range) and checks that OpenCode's
@@ -36,7 +38,11 @@ import {
   platformPackage,
 } from "../../scripts/opencode/opencode_bin.ts";
 import { type MockAnswer, startMockChat } from "../../scripts/opencode/mock_chat.ts";
-import { installedPlugin, startOpenCode } from "../../scripts/opencode/opencode_server.ts";
+import {
+  installedPlugin,
+  instrumentedPlugin,
+  startOpenCode,
+} from "../../scripts/opencode/opencode_server.ts";
 import { decodeOpenCodeText, renderOpenCodeRead } from "../../src/adapters/opencode/baseline.ts";
 import { READ_DESCRIPTION_NOTE } from "../../src/adapters/opencode/plugin.ts";
 
@@ -94,14 +100,18 @@ Deno.test({
     for (const [name, f] of Object.entries(awkward)) await put(name, f.text);
 
     const mock = startMockChat();
+    // the plugin as a user installs it (a copy of the checkout and `npm install --omit=peer`),
+    // loaded through a wrapper that logs how each read brought the session up to date
+    const checkout = join(root, "checkout");
+    await installedPlugin(checkout);
+    const readLog = join(root, "reads.jsonl");
     const server = await startOpenCode({
       bin: found.bin,
       cwd,
       home,
       configHome: openCodeConfigHome(),
       mock,
-      // the plugin as a user installs it: a copy of the checkout and `npm install --omit=peer`
-      pluginUrl: await installedPlugin(join(root, "checkout")),
+      pluginUrl: await instrumentedPlugin(checkout, readLog),
       // pruning clears old tool outputs; it is off by default
       config: { compaction: { prune: true } },
     });
@@ -383,9 +393,32 @@ Deno.test({
       check(f1.parts[1], "full", await openCodeText("w2.txt"), "(pruned before the fork)");
 
       assert.ok(existsSync(join(cwd, ".opencode", "readcache", "objects")), "bases are stored");
+
+      // 10. reads fetched the newest messages only, OpenCode's events naming what changed: every
+      // change (pruned outputs, the revert's deleted messages, the compaction) was announced by
+      // an event, or the plugin would have seen a conversion change without one
+      const logged = (await Deno.readTextFile(readLog)).trim().split("\n").map((l) =>
+        JSON.parse(l) as {
+          stats: {
+            session: string;
+            full: number;
+            tail: number;
+            fallbacks: Record<string, number>;
+          }[];
+        }
+      );
+      const stats = logged.at(-1)!.stats;
+      const main = stats.find((x) => x.session === sid)!;
+      assert.ok(main.tail > main.full, `tail reads: ${JSON.stringify(main)}`);
+      for (const x of stats) {
+        assert.equal(x.fallbacks["change without event"], undefined, JSON.stringify(x));
+        assert.equal(x.fallbacks["unknown event"], undefined, JSON.stringify(x));
+      }
       const tDone = performance.now();
       console.log(
-        `opencode e2e: install/check ${((tInstalled - t0) / 1000).toFixed(1)} s, ` +
+        `opencode e2e: ${main.tail} of ${main.tail + main.full} reads fetched the newest ` +
+          `messages only (${JSON.stringify(main.fallbacks)}); ` +
+          `install/check ${((tInstalled - t0) / 1000).toFixed(1)} s, ` +
           `server start ${((tStarted - tInstalled) / 1000).toFixed(1)} s, ` +
           `session (${mock.requests.length} model requests, ${mock.calls.length} tool calls) ` +
           `${((tDone - tStarted) / 1000).toFixed(1)} s; turns (s): ` +

@@ -261,16 +261,16 @@ export function droppedFromContext(message: OpenCodeMessageLike): boolean {
 
 /**
  * True for a finished compaction summary: an assistant message with
- * `summary`, `finish` and no `error` answering a user message (in `users`)
+ * `summary`, `finish` and no `error` answering a user message on the branch
  * that carries a `compaction` part.
  */
 function isCompactionSummary(
   message: OpenCodeMessageLike,
-  compactionUsers: ReadonlySet<string>,
+  isCompactionUser: (id: string) => boolean,
 ): boolean {
   const i = message.info;
   return i.role === "assistant" && i.summary === true && !!i.finish && !i.error &&
-    i.parentID !== undefined && compactionUsers.has(i.parentID);
+    i.parentID !== undefined && isCompactionUser(i.parentID);
 }
 
 function fileUrlPath(url: string | undefined): string | undefined {
@@ -283,6 +283,63 @@ function fileUrlPath(url: string | undefined): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * What one message contributes to the branch (see
+ * {@linkcode OpenCodeBranchConverter.convertMessage}): nothing (a message
+ * OpenCode leaves out of the model's context), its entries (unlinked:
+ * `parentId` is `null` until the branch links them), or, for the message
+ * holding the call being served, its first entry only (the branch ends
+ * there).
+ *
+ * @example
+ * ```ts
+ * import type { OpenCodeMessageConversion } from "@readcache/core/opencode";
+ * const c: OpenCodeMessageConversion = { kind: "entries",
+ *   entries: [{ id: "m:msg_1", parentId: null, kind: "other" }] };
+ * ```
+ */
+export type OpenCodeMessageConversion =
+  | { kind: "none" }
+  | {
+    kind: "entries";
+    entries: ReplayEntry[];
+    /** For an assistant message the branch can end in: its tool call ids, in part order. */
+    callIds?: string[];
+  }
+  | { kind: "current"; head: ReplayEntry; messageId: string; callIds: string[] };
+
+/**
+ * Options of {@linkcode OpenCodeBranchConverter.convertMessage}.
+ *
+ * @example
+ * ```ts
+ * import type { OpenCodeMessageOptions } from "@readcache/core/opencode";
+ * const o: OpenCodeMessageOptions = { directory: "/w", isCompactionUser: () => false };
+ * ```
+ */
+export interface OpenCodeMessageOptions {
+  /** The instance directory OpenCode resolves relative paths against. */
+  directory: string;
+  /** The tool call being served: its message ends the branch. */
+  currentCallId?: string;
+  /** True when the message with this id is on the branch before this one, a user message with a `compaction` part. */
+  isCompactionUser(messageId: string): boolean;
+}
+
+/**
+ * True when a user message holds a `compaction` part (the request a
+ * compaction summary answers).
+ *
+ * @example
+ * ```ts
+ * import { isCompactionRequest } from "@readcache/core/opencode";
+ * isCompactionRequest({ info: { id: "u", role: "user" }, parts: [{ id: "p", type: "compaction" }] }); // true
+ * ```
+ */
+export function isCompactionRequest(message: OpenCodeMessageLike): boolean {
+  return message.info.role === "user" && message.parts.some((p) => p.type === "compaction");
 }
 
 /**
@@ -306,12 +363,10 @@ export class OpenCodeBranchConverter {
     messages: readonly OpenCodeMessageLike[],
     options: OpenCodeBranchOptions,
   ): OpenCodeBranch {
-    const { directory } = options;
+    const { directory, currentCallId } = options;
     const visible = messagesBeforeRevert(messages, options.revert);
-    const compactionUsers = new Set(
-      visible.filter((m) => m.info.role === "user" && m.parts.some((p) => p.type === "compaction"))
-        .map((m) => m.info.id),
-    );
+    const compactionUsers = new Set(visible.filter(isCompactionRequest).map((m) => m.info.id));
+    const isCompactionUser = (id: string) => compactionUsers.has(id);
     const entries: ReplayEntry[] = [];
     let parentId: string | null = null;
     const push = (e: ReplayEntry): void => {
@@ -319,99 +374,121 @@ export class OpenCodeBranchConverter {
       parentId = e.id;
       entries.push(e);
     };
+    for (const message of visible) {
+      const c = this.convertMessage(message, { directory, currentCallId, isCompactionUser });
+      if (c.kind === "current") {
+        push(c.head);
+        return { entries, current: { messageId: c.messageId, callIds: c.callIds } };
+      }
+      if (c.kind === "entries") { for (const e of c.entries) push(e); }
+    }
+    return { entries };
+  }
+
+  /**
+   * What one message of the branch contributes (the mapping of the module
+   * documentation), its entries unlinked (`parentId: null`). A message is
+   * converted the same way whatever comes after it, so a branch can be built
+   * from messages converted at different times; the resolution of its files
+   * is cached like in {@linkcode OpenCodeBranchConverter.convert}.
+   */
+  convertMessage(
+    message: OpenCodeMessageLike,
+    options: OpenCodeMessageOptions,
+  ): OpenCodeMessageConversion {
+    const { directory } = options;
+    const { info, parts } = message;
+    const mid = `m:${info.id}`;
     const cached = (key: string, make: () => ReadCall[]): ReadCall[] => {
       let calls = this.#calls.get(key);
       if (calls === undefined) this.#calls.set(key, calls = make());
       return calls;
     };
-
-    for (const message of visible) {
-      const { info, parts } = message;
-      const mid = `m:${info.id}`;
-      if (info.role === "user") {
-        push({ id: mid, parentId: null, kind: "other" });
-        for (const p of parts) {
-          const path = p.type === "file" ? fileUrlPath(p.url) : undefined;
-          if (path === undefined) continue;
-          // the user attached the file: the model saw some text of it we did not serve
-          const call = { name: path, pathKey: pathKeyOnDisk(path) };
-          push({ id: `p:${p.id}`, parentId: null, kind: "read", meta: undefined, call });
-        }
-        continue;
-      }
-      if (info.role !== "assistant") continue;
-      if (isCompactionSummary(message, compactionUsers)) {
-        push({ id: mid, parentId: null, kind: "compaction" });
-        continue;
-      }
-      if (droppedFromContext(message)) continue;
-
-      const tools = parts.filter((p) => p.type === "tool" && typeof p.callID === "string");
-      const targetsOf = (p: OpenCodePartLike): ReadCall[] =>
-        cached(
-          `${p.id}|${p.state?.status}`,
-          () =>
-            openCodeChangedFiles(
-              p.tool ?? "",
-              p.state?.input,
-              directory,
-              p.state?.status === "completed" ? p.state.metadata : undefined,
-            ),
-        );
-      const changes: FileChange[] = [];
-      const targeted = new Set<string>();
-      for (const p of tools) {
-        if (!OPENCODE_FILE_TOOLS.has(p.tool ?? "")) continue;
-        targetsOf(p).forEach((call, i) => {
-          changes.push({ callId: i === 0 ? p.callID! : `${p.callID}#${i}`, call });
-          targeted.add(call.name).add(call.pathKey);
-        });
-      }
-      // calls that may change any file (bash, task, unknown tools; SPEC §5.10)
-      const opaque = tools.filter((p) =>
-        openCodeToolClass(p.tool ?? "") === "opaque" && !readOnlyShell(p.tool, p.state?.input)
-      ).map((p) => p.callID!);
-      // calls that may show any file but change none (grep, a read-only command that prints
-      // files): the message's writes and edits are no proof and no belief
-      const shows = tools.filter((p) =>
-        openCodeToolClass(p.tool ?? "") === "viewing" ||
-        (openCodeToolClass(p.tool ?? "") === "opaque" && readOnlyShell(p.tool, p.state?.input) &&
-          classifyShellCommand(
-              String((p.state?.input as { command?: unknown } | undefined)?.command),
-            ).showsContent !== false)
-      ).map((p) => p.callID!);
-      push({
-        id: mid,
-        parentId: null,
-        kind: "other",
-        ...(changes.length > 0 ? { changes } : {}),
-        ...(opaque.length > 0 ? { opaque } : {}),
-        ...(shows.length > 0 ? { shows } : {}),
-      });
-      if (
-        options.currentCallId !== undefined &&
-        tools.some((p) => p.callID === options.currentCallId)
-      ) {
-        return { entries, current: { messageId: info.id, callIds: tools.map((p) => p.callID!) } };
-      }
-
-      for (const p of tools) this.#toolResult(p, directory, push, targetsOf, cached);
-      // files the step's snapshot saw change that no call of this message targets (e.g. bash)
+    if (info.role === "user") {
+      const entries: ReplayEntry[] = [{ id: mid, parentId: null, kind: "other" }];
       for (const p of parts) {
-        if (p.type !== "patch" || !Array.isArray(p.files)) continue;
-        p.files.forEach((file, k) => {
-          if (typeof file !== "string" || file === "") return;
-          const [call] = cached(`${p.id}#${k}`, () => {
-            const name = fileUrlPath(file) ??
-              (file.startsWith("/") ? file : `${directory}/${file}`);
-            return [{ name, pathKey: pathKeyOnDisk(name) }];
-          });
-          if (targeted.has(call.name) || targeted.has(call.pathKey)) return;
-          push({ id: `p:${p.id}#${k}`, parentId: null, kind: "changed", call });
-        });
+        const path = p.type === "file" ? fileUrlPath(p.url) : undefined;
+        if (path === undefined) continue;
+        // the user attached the file: the model saw some text of it we did not serve
+        const [call] = cached(`${p.id}|file`, () => [{ name: path, pathKey: pathKeyOnDisk(path) }]);
+        entries.push({ id: `p:${p.id}`, parentId: null, kind: "read", meta: undefined, call });
       }
+      return { kind: "entries", entries };
     }
-    return { entries };
+    if (info.role !== "assistant") return { kind: "none" };
+    if (isCompactionSummary(message, options.isCompactionUser)) {
+      return { kind: "entries", entries: [{ id: mid, parentId: null, kind: "compaction" }] };
+    }
+    if (droppedFromContext(message)) return { kind: "none" };
+
+    const tools = parts.filter((p) => p.type === "tool" && typeof p.callID === "string");
+    const targetsOf = (p: OpenCodePartLike): ReadCall[] =>
+      cached(
+        `${p.id}|${p.state?.status}`,
+        () =>
+          openCodeChangedFiles(
+            p.tool ?? "",
+            p.state?.input,
+            directory,
+            p.state?.status === "completed" ? p.state.metadata : undefined,
+          ),
+      );
+    const changes: FileChange[] = [];
+    const targeted = new Set<string>();
+    for (const p of tools) {
+      if (!OPENCODE_FILE_TOOLS.has(p.tool ?? "")) continue;
+      targetsOf(p).forEach((call, i) => {
+        changes.push({ callId: i === 0 ? p.callID! : `${p.callID}#${i}`, call });
+        targeted.add(call.name).add(call.pathKey);
+      });
+    }
+    // calls that may change any file (bash, task, unknown tools; SPEC §5.10)
+    const opaque = tools.filter((p) =>
+      openCodeToolClass(p.tool ?? "") === "opaque" && !readOnlyShell(p.tool, p.state?.input)
+    ).map((p) => p.callID!);
+    // calls that may show any file but change none (grep, a read-only command): the message's
+    // writes and edits are no proof and no belief
+    const shows = tools.filter((p) =>
+      openCodeToolClass(p.tool ?? "") === "viewing" ||
+      (openCodeToolClass(p.tool ?? "") === "opaque" && readOnlyShell(p.tool, p.state?.input) &&
+        classifyShellCommand(
+            String((p.state?.input as { command?: unknown } | undefined)?.command),
+          ).showsContent !== false)
+    ).map((p) => p.callID!);
+    const head: ReplayEntry = {
+      id: mid,
+      parentId: null,
+      kind: "other",
+      ...(changes.length > 0 ? { changes } : {}),
+      ...(opaque.length > 0 ? { opaque } : {}),
+      ...(shows.length > 0 ? { shows } : {}),
+    };
+    const callIds = tools.map((p) => p.callID!);
+    if (
+      options.currentCallId !== undefined &&
+      tools.some((p) => p.callID === options.currentCallId)
+    ) {
+      return { kind: "current", head, messageId: info.id, callIds };
+    }
+
+    const entries: ReplayEntry[] = [head];
+    const push = (e: ReplayEntry): void => void entries.push(e);
+    for (const p of tools) this.#toolResult(p, directory, push, targetsOf, cached);
+    // files the step's snapshot saw change that no call of this message targets (e.g. bash)
+    for (const p of parts) {
+      if (p.type !== "patch" || !Array.isArray(p.files)) continue;
+      p.files.forEach((file, k) => {
+        if (typeof file !== "string" || file === "") return;
+        const [call] = cached(`${p.id}#${k}`, () => {
+          const name = fileUrlPath(file) ??
+            (file.startsWith("/") ? file : `${directory}/${file}`);
+          return [{ name, pathKey: pathKeyOnDisk(name) }];
+        });
+        if (targeted.has(call.name) || targeted.has(call.pathKey)) return;
+        push({ id: `p:${p.id}#${k}`, parentId: null, kind: "changed", call });
+      });
+    }
+    return { kind: "entries", entries, callIds };
   }
 
   /** The entries of one finished tool part of a message that is no longer in flight. */

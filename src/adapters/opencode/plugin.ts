@@ -44,7 +44,15 @@ import {
   DEFAULT_DECISION_CONFIG,
   planRead,
 } from "../../core/decision.ts";
-import { BranchKnowledge, type InFlightRead } from "../../core/knowledge.ts";
+import type {
+  BranchKnowledge,
+  FileKnowledge,
+  InFlightRead,
+  PendingEdit,
+} from "../../core/knowledge.ts";
+import type { ModeCounts, ReplayBoundary, ReplaySnapshot, TurnChange } from "../../core/replay.ts";
+import type { PathTrust, ScopeTrust, TrustState } from "../../core/trust.ts";
+import type { LineView } from "../../core/view.ts";
 import {
   type ReadCacheInvalidationV1,
   type ReadCacheMetaV1,
@@ -61,7 +69,7 @@ import {
 } from "../../core/object_store.ts";
 import type { ScopeKey } from "../../core/scope.ts";
 import type { TruncationResult } from "../../core/truncate.ts";
-import type { ReadCacheEditMetaV1 } from "../../core/meta.ts";
+import type { LineStretch, ReadCacheEditMetaV1 } from "../../core/meta.ts";
 import {
   decideWithStores,
   isInsideProject,
@@ -72,12 +80,12 @@ import {
 import { FsObjectStore } from "../../store/fs_object_store.ts";
 import { cacheableView, coreRequest, openCodeAnswerText, scopeMatchesView } from "./answer.ts";
 import { decodeOpenCodeText, renderOpenCodeRead } from "./baseline.ts";
+import type { OpenCodeBranch } from "./branch.ts";
 import {
-  type OpenCodeBranch,
-  OpenCodeBranchConverter,
-  type OpenCodeMessageLike,
-  type OpenCodeRevertLike,
-} from "./branch.ts";
+  type OpenCodeEventLike,
+  OpenCodeSessionCache,
+  openCodeSessionSource,
+} from "./session_cache.ts";
 import {
   openCodeFileTarget,
   openCodeReadCall,
@@ -90,16 +98,30 @@ export * from "./answer.ts";
 export * from "./baseline.ts";
 export * from "./branch.ts";
 export * from "./calls.ts";
+export * from "./session_cache.ts";
 export type {
+  BranchKnowledge,
   DecisionConfig,
   DecisionReason,
+  FileKnowledge,
   InFlightRead,
+  LineStretch,
+  LineView,
+  ModeCounts,
   ObjectStore,
+  PathTrust,
+  PendingEdit,
+  ReadCacheEditMetaV1,
   ReadMode,
+  ReplayBoundary,
+  ReplaySnapshot,
   ScopeKey,
+  ScopeTrust,
   StoreProblem,
   StoreStats,
   TruncationResult,
+  TrustState,
+  TurnChange,
 };
 
 /**
@@ -117,11 +139,33 @@ export type {
 export interface OpenCodeClientLike {
   /** Session endpoints. */
   session: {
-    /** Every message of a session with its parts, oldest first. */
-    messages(options: { path: { id: string } }): Promise<{ data?: unknown }>;
+    /**
+     * The messages of a session with their parts, oldest first: every one, or
+     * with `query.limit` the newest `limit` (before the cursor `query.before`),
+     * the cursor for the next older page in the response's `X-Next-Cursor`
+     * header (OpenCode 1.18.33's `GET /session/{id}/message`).
+     */
+    messages(options: {
+      path: { id: string };
+      query?: { limit?: number; before?: string };
+    }): Promise<{ data?: unknown; error?: unknown; response?: OpenCodeResponseLike }>;
     /** The session itself (its `revert` point). */
     get(options: { path: { id: string } }): Promise<{ data?: unknown }>;
   };
+}
+
+/**
+ * The part of the SDK's `Response` the plugin reads (the paging cursor).
+ *
+ * @example
+ * ```ts
+ * import type { OpenCodeResponseLike } from "@readcache/core/opencode";
+ * const r: OpenCodeResponseLike = { headers: new Headers({ "X-Next-Cursor": "abc" }) };
+ * ```
+ */
+export interface OpenCodeResponseLike {
+  /** Response headers. */
+  headers: { get(name: string): string | null };
 }
 
 /**
@@ -239,6 +283,11 @@ export interface ReadcacheHooks {
   "tool.execute.after"?: (input: ToolAfterInput, output: ToolAfterOutput) => Promise<void>;
   /** Tools the plugin adds: `readcache_refresh` (SPEC §11.2, §11.8). */
   tool?: Record<string, OpenCodeToolLike>;
+  /**
+   * Every event of OpenCode's bus, as it happens: the messages and parts that
+   * changed, so that a read fetches only those (see `OpenCodeSessionCache`).
+   */
+  event?: (input: { event: OpenCodeEventLike }) => Promise<void>;
   /** Before tools are sent to the model: explains the markers in `read`'s description. */
   "tool.definition"?: (
     input: { toolID: string },
@@ -260,6 +309,11 @@ export interface ReadcachePluginOptions {
   config?: Partial<DecisionConfig>;
   /** Object store for a project directory; default `<directory>/.opencode/readcache`. */
   storeFor?: (directory: string) => ObjectStore;
+  /**
+   * The cache kept for a session between reads (default a new
+   * `OpenCodeSessionCache`; a test passes its own to watch its `stats`).
+   */
+  sessionCache?: (sessionID: string) => OpenCodeSessionCache;
 }
 
 /**
@@ -288,7 +342,8 @@ interface Served {
 }
 
 interface SessionState {
-  convert: OpenCodeBranchConverter;
+  /** The session's messages as converted at the last read, and the knowledge replayed to them. */
+  cache: OpenCodeSessionCache;
   /** Beliefs of `edit` calls worked out before they ran, by call id (SPEC §5.9). */
   edits: Map<string, ReadCacheEditMetaV1>;
   /** Files refreshed by a call of the message in flight: their reads in it are served in full. */
@@ -296,20 +351,6 @@ interface SessionState {
   /** The message whose tool calls are in flight, and the reads served for it, in serve order. */
   messageId?: string;
   served: Served[];
-}
-
-function asMessages(v: unknown): OpenCodeMessageLike[] | undefined {
-  return Array.isArray(v) ? v as OpenCodeMessageLike[] : undefined;
-}
-
-function revertOf(session: unknown): OpenCodeRevertLike | undefined {
-  const r = typeof session === "object" && session !== null
-    ? (session as { revert?: unknown }).revert
-    : undefined;
-  return typeof r === "object" && r !== null &&
-      typeof (r as { messageID?: unknown }).messageID === "string"
-    ? r as OpenCodeRevertLike
-    : undefined;
 }
 
 /**
@@ -352,29 +393,11 @@ function readcacheHooks(
   };
   const serialized = (task: () => Promise<void>): Promise<void> => serializedResult(task);
 
-  const branchOf = async (
-    sessionID: string,
-    state: SessionState,
-    callID: string,
-  ): Promise<OpenCodeBranch | undefined> => {
-    const [messages, session] = await Promise.all([
-      client.session.messages({ path: { id: sessionID } }),
-      client.session.get({ path: { id: sessionID } }),
-    ]);
-    const list = asMessages(messages.data);
-    if (list === undefined) return undefined;
-    return state.convert.convert(list, {
-      directory,
-      revert: revertOf(session.data),
-      currentCallId: callID,
-    });
-  };
-
   const sessionState = (sessionID: string): SessionState => {
     let state = sessions.get(sessionID);
     if (state === undefined) {
       state = {
-        convert: new OpenCodeBranchConverter(),
+        cache: options.sessionCache?.(sessionID) ?? new OpenCodeSessionCache(),
         served: [],
         edits: new Map(),
         refreshed: new Set(),
@@ -387,13 +410,21 @@ function readcacheHooks(
     return state;
   };
 
-  /** The branch up to the message of `callID`; a new message starts a new in-flight overlay. */
+  /**
+   * The branch up to the message of `callID` (what the model holds, replayed; the reads served
+   * for that message come on top, see `knowledgeOf`); a new message starts a new overlay.
+   */
   const currentBranch = async (
     sessionID: string,
     st: SessionState,
     callID: string,
-  ): Promise<OpenCodeBranch | undefined> => {
-    const branch = await branchOf(sessionID, st, callID);
+  ): Promise<
+    { current?: OpenCodeBranch["current"]; knowledge: BranchKnowledge } | undefined
+  > => {
+    const branch = await st.cache.sync(openCodeSessionSource(client, sessionID), {
+      directory,
+      currentCallId: callID,
+    });
     if (branch?.current !== undefined && st.messageId !== branch.current.messageId) {
       st.messageId = branch.current.messageId;
       st.served = [];
@@ -404,9 +435,12 @@ function readcacheHooks(
   };
 
   /** What the model holds: the branch, then the reads served for the message in flight. */
-  const knowledgeOf = (branch: OpenCodeBranch, st: SessionState): BranchKnowledge => {
-    const knowledge = new BranchKnowledge();
-    knowledge.sync(branch.entries);
+  const knowledgeOf = (
+    branch: { knowledge: BranchKnowledge },
+    st: SessionState,
+  ): BranchKnowledge => {
+    const knowledge = branch.knowledge;
+    knowledge.clearOverlay();
     for (const s of st.served) knowledge.recordServed(s.read);
     return knowledge;
   };
@@ -584,6 +618,27 @@ function readcacheHooks(
   };
 
   return {
+    event: ({ event }) => {
+      // recorded for the session it names; a message event naming none may concern any
+      const p =
+        (typeof event.properties === "object" && event.properties !== null
+          ? event.properties
+          : {}) as {
+            sessionID?: unknown;
+            info?: { sessionID?: unknown };
+            part?: { sessionID?: unknown };
+          };
+      const id = p.sessionID ?? p.part?.sessionID ?? p.info?.sessionID;
+      // a session whose tools run gets its state now: the calls running before its first read
+      // are then known to have had their events
+      if (typeof id === "string") {
+        (sessions.get(id) ?? (event.type === "message.part.updated" ? sessionState(id) : undefined))
+          ?.cache.onEvent(event);
+      } else if (event.type.startsWith("message.")) {
+        for (const st of sessions.values()) st.cache.onEvent(event);
+      }
+      return Promise.resolve();
+    },
     tool: {
       readcache_refresh: {
         description: REFRESH_DESCRIPTION,

@@ -208,8 +208,18 @@ export function piEntryToReplay(
   args?: unknown,
   resolvers?: CallResolver | PiResolvers,
 ): ReplayEntry {
-  const { read: resolve, write: resolveWrite, target: resolveTarget }: PiResolvers =
-    typeof resolvers === "function" ? { read: resolvers } : resolvers ?? {};
+  const r: PiResolvers = typeof resolvers === "function" ? { read: resolvers } : resolvers ?? {};
+  return convertEntry(entry, args, r.read, r.write, r.target);
+}
+
+/** {@linkcode piEntryToReplay} with its resolvers apart (no object per entry on the walk). */
+function convertEntry(
+  entry: PiEntryLike,
+  args: unknown,
+  resolve: CallResolver | undefined,
+  resolveWrite: WriteResolver | undefined,
+  resolveTarget: CallResolver | undefined,
+): ReplayEntry {
   const { id, parentId } = entry;
   if (entry.type === "compaction") {
     return entry.firstKeptEntryId === undefined
@@ -279,49 +289,48 @@ export function piEntryToReplay(
       msg?.role === "assistant" && Array.isArray(msg.content) &&
       msg.stopReason !== "error" && msg.stopReason !== "aborted"
     ) {
-      const changes: FileChange[] = [];
-      const opaque: string[] = [];
-      const shows: string[] = [];
+      // made only when a call needs them: most messages call only reads (no array per message)
+      let changes: FileChange[] | undefined;
+      let opaque: string[] | undefined;
+      let shows: string[] | undefined;
       for (const block of msg.content) {
         const b = asRecord(block);
-        if (
-          b?.type === "toolCall" && typeof b.name === "string" && typeof b.id === "string" &&
-          isOpaqueTool(b.name) && !readOnlyCall(b.name, b.arguments)
-        ) {
-          opaque.push(b.id);
+        if (b?.type !== "toolCall" || typeof b.name !== "string" || typeof b.id !== "string") {
+          continue;
+        }
+        if (b.name === "read") continue; // neither opaque nor file-changing (the usual call)
+        if (isOpaqueTool(b.name) && !readOnlyCall(b.name, b.arguments)) {
+          (opaque ??= []).push(b.id);
           continue;
         }
         // a search or a read-only command that prints files: it may show any file, before or
         // after a change (a command printing only names or counts shows none)
-        if (
-          b?.type === "toolCall" && typeof b.name === "string" && typeof b.id === "string" &&
-          isCheckedTool(b.name) && (b.name !== "bash" || showsContent(b.arguments))
-        ) {
-          shows.push(b.id);
+        if (isCheckedTool(b.name) && (b.name !== "bash" || showsContent(b.arguments))) {
+          (shows ??= []).push(b.id);
           continue;
         }
-        if (
-          resolveTarget !== undefined &&
-          b?.type === "toolCall" && typeof b.name === "string" && FILE_CHANGING_TOOLS.has(b.name) &&
-          typeof b.id === "string"
-        ) {
+        if (resolveTarget !== undefined && FILE_CHANGING_TOOLS.has(b.name)) {
           const call = resolveTarget(b.arguments);
           if (call !== undefined) {
-            changes.push({ callId: b.id, call, tool: b.name === "edit" ? "edit" : "write" });
+            (changes ??= []).push({
+              callId: b.id,
+              call,
+              tool: b.name === "edit" ? "edit" : "write",
+            });
           }
         }
       }
-      if (opaque.length > 0 || shows.length > 0) {
+      if (opaque !== undefined || shows !== undefined) {
         return {
           id,
           parentId,
           kind: "other",
-          ...(changes.length > 0 ? { changes } : {}),
-          ...(opaque.length > 0 ? { opaque } : {}),
-          ...(shows.length > 0 ? { shows } : {}),
+          ...(changes !== undefined ? { changes } : {}),
+          ...(opaque !== undefined ? { opaque } : {}),
+          ...(shows !== undefined ? { shows } : {}),
         };
       }
-      if (changes.length > 0) return { id, parentId, kind: "other", changes };
+      if (changes !== undefined) return { id, parentId, kind: "other", changes };
     }
   }
   return { id, parentId, kind: "other" };
@@ -410,11 +419,12 @@ export class PiBranchConverter {
       }
       return last;
     };
+    const { read, write, target } = this.#resolvers;
+    const withArgs = this.#resolve !== undefined;
     return (id) => {
       const e = get(id);
       if (e === undefined) return undefined;
-      const args = this.#resolve === undefined ? undefined : this.#argsOf(e, get);
-      return piEntryToReplay(e, args, this.#resolvers);
+      return convertEntry(e, withArgs ? this.#argsOf(e, get) : undefined, read, write, target);
     };
   }
 
@@ -422,7 +432,8 @@ export class PiBranchConverter {
     let r = this.#converted.get(e);
     if (r === undefined) {
       const args = this.#resolve === undefined ? undefined : this.#argsOf(e, byId);
-      r = piEntryToReplay(e, args, this.#resolvers);
+      const { read, write, target } = this.#resolvers;
+      r = convertEntry(e, args, read, write, target);
       this.#converted.set(e, r);
     }
     return r;
@@ -436,8 +447,13 @@ export class PiBranchConverter {
       : a.offset === undefined && a.limit === undefined && typeof a.path === "string"
       ? a.path
       : `\u0000${a.path}\u0000${a.offset}\u0000${a.limit}`;
-    if (!this.#memo.has(key)) this.#memo.set(key, this.#resolve?.(args));
-    return this.#memo.get(key);
+    const memo = this.#memo;
+    let call = memo.get(key);
+    if (call === undefined && !memo.has(key)) {
+      call = this.#resolve?.(args);
+      memo.set(key, call);
+    }
+    return call;
   };
 
   /**

@@ -1,0 +1,164 @@
+// The per-read bench (per_read.ts) with the real OpenCode binary: `opencode serve` on
+// 127.0.0.1 (scripts/opencode/opencode_server.ts, the scripted mock model), the plugin as a user
+// installs it (a copy of `src/` with `npm install`, or as committed in a baseline revision),
+// loaded through a wrapper that times its `read` hook and the client calls inside it
+// (`instrumentedPlugin` in scripts/opencode/opencode_server.ts), and a
+// session of SIZE messages written into OpenCode's database (`message` and `part` rows, as
+// OpenCode stores them) while the server is stopped. Then the model reads files it read before,
+// two steps per prompt; each read's hook time, the time in `session.messages`/`session.get`
+// (OpenCode's HTTP API, called back by the plugin) and the plugin's cache statistics are logged.
+//
+//   deno task bench:opencode --real 1000 [--real-reads 20] [--baseline REV]
+import { DatabaseSync } from "node:sqlite";
+import { join } from "node:path";
+import { openCodeBinary, openCodeConfigHome } from "../../scripts/opencode/opencode_bin.ts";
+import { startMockChat } from "../../scripts/opencode/mock_chat.ts";
+import {
+  installedPlugin,
+  instrumentedPlugin,
+  startOpenCode,
+} from "../../scripts/opencode/opencode_server.ts";
+import { generateHistory, makeProject, type PluginFactory, random } from "./history.ts";
+
+/** One read as the wrapper logged it. */
+export interface RealRead {
+  session?: string;
+  ms: number;
+  fetchMs: number;
+  mode?: string;
+  stats?: { session: string; full: number; tail: number; fetched: number; replays: number }[];
+}
+
+/** An id in OpenCode's form (`msg_` + 12 hex digits of time + 14 characters), ascending. */
+function openCodeIds(start: number): (prefix: string) => string {
+  let n = 0;
+  const rnd = random(start % 100_000);
+  const chars = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  return (prefix) => {
+    const t = (start + n++) * 0x1000;
+    const tail = Array.from({ length: 14 }, () => chars[Math.floor(rnd() * 62)]).join("");
+    return `${prefix}_${t.toString(16).padStart(12, "0")}${tail}`;
+  };
+}
+
+/** Writes the history into OpenCode's database as `message` and `part` rows of `sessionID`. */
+function writeHistory(
+  db: string,
+  sessionID: string,
+  history: ReturnType<typeof generateHistory>,
+): void {
+  const d = new DatabaseSync(db);
+  try {
+    const msg = d.prepare(
+      "INSERT INTO message (id, session_id, time_created, time_updated, data) VALUES (?, ?, ?, ?, ?)",
+    );
+    const part = d.prepare(
+      "INSERT INTO part (id, message_id, session_id, time_created, time_updated, data) " +
+        "VALUES (?, ?, ?, ?, ?, ?)",
+    );
+    d.exec("BEGIN");
+    for (const m of history) {
+      const { id, sessionID: _, ...info } = m.info;
+      const created = (m.info.time as { created: number }).created;
+      msg.run(id, sessionID, created, created, JSON.stringify(info));
+      m.parts.forEach((p, i) => {
+        const { id: pid, sessionID: _s, messageID: _m, ...data } = p;
+        part.run(pid, id, sessionID, created + i, created + i, JSON.stringify(data));
+      });
+    }
+    d.exec("COMMIT");
+  } finally {
+    d.close();
+  }
+}
+
+/**
+ * Runs `reads` reads (after a first one) against a real OpenCode holding a session of `size`
+ * messages, with the plugin of this working tree (`rev` undefined) or as committed in `rev`.
+ */
+export async function runReal(
+  plugin: PluginFactory,
+  size: number,
+  reads: number,
+  rev?: string,
+): Promise<{ reads: RealRead[]; seconds: number } | { skip: string }> {
+  const found = await openCodeBinary();
+  if ("skip" in found) return { skip: found.skip };
+  const t0 = performance.now();
+  const root = await Deno.makeTempDir({ prefix: "readcache-bench-real-" });
+  const cwd = join(root, "project");
+  const home = join(root, "home");
+  await Deno.mkdir(cwd, { recursive: true });
+  await Deno.mkdir(home, { recursive: true });
+  const project = await makeProject(plugin, 60, cwd);
+  const checkout = join(root, "checkout");
+  await installedPlugin(checkout, rev);
+  const log = join(root, "reads.jsonl");
+  const pluginUrl = await instrumentedPlugin(checkout, log);
+  const mock = startMockChat();
+  const start = () =>
+    startOpenCode({
+      bin: found.bin,
+      cwd,
+      home,
+      configHome: openCodeConfigHome(),
+      mock,
+      pluginUrl,
+    });
+  try {
+    let server = await start();
+    const sid = (await server.api("POST", "/session", {}) as { id: string }).id;
+    await server.stop();
+    const first = Date.now() - (size * 6 + 600) * 1000;
+    const history = generateHistory({
+      messages: size,
+      sessionID: sid,
+      directory: cwd,
+      files: project.files,
+      captured: project.captured,
+      id: openCodeIds(first),
+      start: first,
+    });
+    writeHistory(join(home, ".local/share/opencode/opencode.db"), sid, history);
+    server = await start();
+    try {
+      const listed = await server.api("GET", `/session/${sid}/message?limit=1`) as unknown[];
+      if (listed.length !== 1) throw new Error("the session's messages did not load");
+      const rnd = random(size);
+      const held = project.files.filter((f) => history.some((m) => JSON.stringify(m).includes(f)));
+      const read = () => ({
+        name: "read",
+        args: { filePath: join(cwd, held[Math.floor(rnd() * held.length)]) },
+      });
+      // prompts run in the background (a slow one outlasts the server's idle timeout of a
+      // waiting request); each is done when the session is idle again with its answer given
+      const idle = async () => {
+        for (;;) {
+          await new Promise((r) => setTimeout(r, 200));
+          const status = await server.api("GET", "/session/status") as Record<
+            string,
+            { type?: string }
+          >;
+          if (mock.queue.length === 0 && (status[sid]?.type ?? "idle") === "idle") return;
+        }
+      };
+      for (let done = 0; done < reads + 1; done += 2) {
+        mock.queue.push({ calls: [read()] }, { calls: [read()] }, { text: "done" });
+        await server.api("POST", `/session/${sid}/prompt_async`, {
+          parts: [{ type: "text", text: `read ${done}` }],
+        });
+        await idle();
+      }
+    } finally {
+      await server.stop();
+    }
+    const lines = (await Deno.readTextFile(log)).trim().split("\n");
+    return {
+      reads: lines.map((l) => JSON.parse(l) as RealRead),
+      seconds: (performance.now() - t0) / 1000,
+    };
+  } finally {
+    await mock.close();
+    await Deno.remove(root, { recursive: true }).catch(() => undefined);
+  }
+}
