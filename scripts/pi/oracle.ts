@@ -3,12 +3,16 @@
 // shown (tests/pi/support/oracle/). Prints, per port, the shrunk counterexamples
 // as scenario vector JSON and a final line
 // `N sessions, N reads, N cached answers, N unsafe` (after a line with the
-// write calls and the cached answers on files the model wrote, and one with the
-// edit calls and the cached answers on files the model edited); exits 1 when any answer
-// is unsafe (2 when a port could not run a generated vector).
+// write calls and the cached answers on files the model wrote, one with the
+// edit calls and the cached answers on files the model edited, and one with the
+// bash and grep calls and the cached answers on files they showed or changed);
+// exits 1 when any answer is unsafe (2 when a port could not run a generated vector).
 //
 //   deno task oracle [--sessions N] [--seed S] [--port reference|pi|pi-no-events|opencode|all]
-//                    [--shrink K] [--out DIR] [--no-symlinks] [--no-in-flight] [--root DIR]
+//                    [--shrink K] [--out DIR] [--no-symlinks] [--no-in-flight] [--no-tools]
+//                    [--root DIR]
+//
+// --no-tools generates no bash or grep steps.
 //
 // --root runs the runners of another copy of the repository (a directory with
 // src/ and scripts/, e.g. `git archive <rev> src scripts | tar -x -C DIR`).
@@ -25,7 +29,7 @@ import { type OracleResult, runOracle } from "../../tests/pi/support/oracle/run.
 
 const USAGE =
   "usage: deno task oracle [--sessions N] [--seed S] [--port reference|pi|pi-no-events|opencode|all] " +
-  "[--shrink K] [--out DIR] [--no-symlinks] [--no-in-flight] [--root DIR]";
+  "[--shrink K] [--out DIR] [--no-symlinks] [--no-in-flight] [--no-tools] [--root DIR]";
 
 function fail(message: string): never {
   console.error(`${message}\n${USAGE}`);
@@ -42,6 +46,7 @@ const { values } = parseArgs({
     out: { type: "string" },
     "no-symlinks": { type: "boolean", default: false },
     "no-in-flight": { type: "boolean", default: false },
+    "no-tools": { type: "boolean", default: false },
     root: { type: "string" },
     help: { type: "boolean", short: "h", default: false },
   },
@@ -131,6 +136,10 @@ function report(port: PortName, r: OracleResult, seconds: number): void {
       `${r.editsUnanswered} never answered), ${r.cachedOnEdited} cached answers on names the model edited`,
   );
   console.log(
+    `${r.bash} bash calls, ${r.grep} grep calls (${r.toolsStrict} results read the strictest way), ` +
+      `${r.cachedAfterTool} cached answers on names a bash or grep result showed or changed`,
+  );
+  console.log(
     `${r.sessions} sessions, ${r.reads} reads, ${r.cachedAnswers} cached answers, ${r.unsafe.length} unsafe`,
   );
 }
@@ -148,6 +157,7 @@ for (const port of ports) {
     generator: {
       ...(values["no-symlinks"] ? { symlinks: false } : {}),
       ...(values["no-in-flight"] ? { inFlight: false } : {}),
+      ...(values["no-tools"] ? { tools: false } : {}),
     },
     onProgress: (p) => progress(port, p),
   });

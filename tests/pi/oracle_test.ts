@@ -11,12 +11,13 @@ import { type Scenario, ScenarioSchema } from "../../src/conformance/vector_sche
 import { createEditToolDefinition } from "@mariozechner/pi-coding-agent";
 import { checkScenario } from "./support/oracle/checker.ts";
 import { bytesContent, editToolArgs, FsModel, writeNameOf } from "./support/oracle/fs_model.ts";
+import { bashShown, grepShown, namedIn, readBash } from "./support/oracle/commands.ts";
 import { compileSession, sessionArb } from "./support/oracle/generator.ts";
 import { PLANTED_BUGS, runMutant } from "./support/oracle/mutants.ts";
 import { applyHunks, parseCached, parseShown, parseUnifiedDiff } from "./support/oracle/parse.ts";
 import { type PortName, PORTS } from "./support/oracle/ports.ts";
 import { applyEdit, foldView } from "./support/oracle/view.ts";
-import { type OracleResult, runOracle, runSession } from "./support/oracle/run.ts";
+import { dropUnusedFiles, type OracleResult, runOracle, runSession } from "./support/oracle/run.ts";
 import fc from "fast-check";
 
 const SEED = 20_251_123;
@@ -957,6 +958,358 @@ Deno.test("oracle checker: a write of content that is not well-formed Unicode", 
   );
 });
 
+// ------------------------------------------------------------ bash and grep
+
+Deno.test("oracle commands: which shell commands the oracle reads precisely", () => {
+  assert.deepEqual(readBash("cat a.txt"), {
+    kind: "view",
+    path: "a.txt",
+    shape: { kind: "whole" },
+  });
+  assert.deepEqual(readBash("cat -n ./sub/c.txt"), {
+    kind: "view",
+    path: "./sub/c.txt",
+    shape: { kind: "numbered" },
+  });
+  assert.deepEqual(readBash("sed -n '3,5p' a.txt").kind, "view");
+  assert.deepEqual(readBash("sed -n '3p' a.txt"), {
+    kind: "view",
+    path: "a.txt",
+    shape: { kind: "range", start: 3, end: 3 },
+  });
+  assert.deepEqual(readBash("head -n 4 a.txt"), {
+    kind: "view",
+    path: "a.txt",
+    shape: { kind: "head", count: 4 },
+  });
+  assert.deepEqual(readBash("cat a.txt | head -4"), readBash("head -n 4 a.txt"));
+  assert.deepEqual(readBash("tail -n 2 a.txt").kind, "view");
+  assert.deepEqual(readBash("grep -n alpha a.txt"), {
+    kind: "view",
+    path: "a.txt",
+    shape: { kind: "grep", word: "alpha" },
+  });
+  assert.deepEqual(readBash("true"), { kind: "quiet" });
+  for (const c of ["sed -i 's/^a1 /a1 x /' a.txt", "printf 'x\\n' >> a.txt", "echo 'x' > a.txt"]) {
+    assert.deepEqual(readBash(c), { kind: "change", paths: ["a.txt"] }, c);
+  }
+  assert.deepEqual(readBash("cp a.txt b.txt"), { kind: "change", paths: ["b.txt"] });
+  assert.deepEqual(readBash("rm a.txt"), { kind: "change", paths: ["a.txt"] });
+  for (
+    const c of [
+      "sed -i 's/^a1 /a1 x /' a.txt && cat a.txt",
+      "nl a.txt",
+      "cat a.txt b.txt",
+      "sed -n '3p;5p' a.txt",
+      "cat $(echo a.txt)",
+      "grep -n 'a b' a.txt",
+      "cat ../a.txt",
+    ]
+  ) assert.deepEqual(readBash(c), { kind: "unknown" }, c);
+  assert.deepEqual(namedIn("cp ./a.txt sub/new.txt"), ["a.txt", "sub/new.txt"]);
+  assert.deepEqual(namedIn("sed -i 's/x/y/' ./b.txt && cat ./b.txt"), ["b.txt", "b.txt"]);
+});
+
+Deno.test("oracle commands: the lines a view command printed, and where it proved the end", () => {
+  const fs = FsModel.fromFiles({ "a.txt": "a\nb\nc\n", "n.txt": "a\nb\nc", "e.txt": "" });
+  const shown = (c: string) => bashShown(c, fs)?.map((n) => [n.name, n.effects]);
+  const whole = { kind: "shown", start: 1, lines: ["a", "b", "c", ""], eof: true };
+  assert.deepEqual(shown("cat a.txt"), [["a.txt", [whole]]]);
+  assert.deepEqual(shown("cat -n ./a.txt"), [["a.txt", [whole]]]);
+  // three lines asked, three printed: the model cannot tell whether more follow
+  assert.deepEqual(shown("head -n 3 a.txt"), [["a.txt", [
+    { kind: "shown", start: 1, lines: ["a", "b", "c"], eof: false },
+  ]]]);
+  // fewer printed than asked: the file ends there
+  assert.deepEqual(shown("cat a.txt | head -9"), [["a.txt", [whole]]]);
+  assert.deepEqual(shown("sed -n '2,3p' a.txt"), [["a.txt", [
+    { kind: "shown", start: 2, lines: ["b", "c"], eof: false },
+  ]]]);
+  // a last line without a line break: nothing can follow it
+  assert.deepEqual(shown("sed -n '2,3p' n.txt"), [["n.txt", [
+    { kind: "shown", start: 2, lines: ["b", "c"], eof: true },
+  ]]]);
+  assert.deepEqual(shown("sed -n '7,9p' a.txt"), [["a.txt", [{ kind: "dropFrom", line: 7 }]]]);
+  assert.deepEqual(shown("head -n 2 e.txt"), [["e.txt", [
+    { kind: "shown", start: 1, lines: [""], eof: true },
+  ]]]);
+  // tail: the last lines, with the numbers they have in the file
+  assert.deepEqual(shown("tail -n 1 a.txt"), [["a.txt", [
+    { kind: "shown", start: 3, lines: ["c", ""], eof: true },
+  ]]]);
+  assert.deepEqual(shown("tail -n 5 a.txt"), [["a.txt", [whole]]]);
+  // grep -n: the lines it printed, and no other line has the word
+  assert.deepEqual(shown("grep -n b a.txt"), [["a.txt", [
+    { kind: "absent", text: "b" },
+    { kind: "shown", start: 2, lines: ["b"], eof: false },
+  ]]]);
+  // a missing file: what the model held of it is gone; a changing command shows nothing
+  assert.deepEqual(shown("cat x.txt"), [["x.txt", [{ kind: "unknown" }]]]);
+  assert.deepEqual(shown("sed -i 's/a/b/' a.txt"), []);
+  assert.deepEqual(shown("true"), []);
+  // not recognised, or an output pi cuts (over 2000 lines): the strictest reading
+  assert.equal(shown("nl a.txt"), undefined);
+  assert.deepEqual(shown("wc -l a.txt"), []);
+  const big = FsModel.fromFiles({
+    "big.txt": Array.from({ length: 2100 }, (_, i) => `${i}`).join("\n"),
+  });
+  assert.equal(bashShown("cat big.txt", big), undefined);
+  assert.notEqual(bashShown("head -n 10 big.txt", big), undefined);
+});
+
+Deno.test("oracle commands: what pi's grep tool showed", () => {
+  const fs = FsModel.fromFiles({ "a.txt": "x alpha\ny\r\nalpha z\r\n", "sub/c.txt": "none\n" });
+  fs.symlink("link.txt", "a.txt");
+  const shown = (step: { pattern: string; path?: string }) =>
+    grepShown(step, fs)?.map((n) => [n.name, n.effects]);
+  const a = ["a.txt", [
+    { kind: "absent", text: "alpha" },
+    { kind: "shown", start: 1, lines: ["x alpha"], eof: false },
+    { kind: "shown", start: 3, lines: ["alpha z\r"], eof: false },
+  ]];
+  // the cwd: regular files (links are not followed), each with what it did not print
+  assert.deepEqual(shown({ pattern: "alpha" }), [a, ["sub/c.txt", [{
+    kind: "absent",
+    text: "alpha",
+  }]]]);
+  assert.deepEqual(shown({ pattern: "alpha", path: "sub" }), [["sub/c.txt", [
+    { kind: "absent", text: "alpha" },
+  ]]]);
+  // a file named: through links, under its own name
+  assert.deepEqual(shown({ pattern: "alpha", path: "./link.txt" }), [["link.txt", a[1]]]);
+  assert.deepEqual(shown({ pattern: "alpha", path: "missing" }), []);
+  // more than 100 matches: pi cuts the output, the strictest reading
+  const many = FsModel.fromFiles({ "m.txt": "w\n".repeat(150) });
+  assert.equal(grepShown({ pattern: "w" }, many), undefined);
+  assert.equal(grepShown({ pattern: "a.b" }, fs), undefined);
+});
+
+const bash = (command: string, extra: Record<string, unknown> = {}) => ({
+  op: "bash",
+  command,
+  ...extra,
+});
+const write = (content: string) => ({ op: "write", path: "a.txt", content });
+const DIFF_BA = "[readcache: 2 lines changed of 6]\n--- a/a.txt\n+++ b/a.txt\n" +
+  "@@ -1,5 +1,5 @@\n l1\n-X\n+l2\n l3\n l4\n l5";
+
+Deno.test("oracle checker: what a shell command or a search showed is the model's newest view", () => {
+  // read; changed outside; a tool shows it; put back; read again: not `unchanged`
+  for (const tool of [bash("cat a.txt"), bash("grep -n X a.txt"), { op: "grep", pattern: "X" }]) {
+    const steps: [Record<string, unknown>, Out][] = [
+      [read(), full(A)],
+      [write(B), null],
+      [tool, null],
+      [write(A), null],
+    ];
+    const name = JSON.stringify(tool);
+    assert.deepEqual(unsafeOf(session([...steps, [read(), unchanged(6)]])), [
+      "4 unchanged:stale-line",
+    ], name);
+    assert.deepEqual(
+      unsafeOf(session([...steps, [read(), { mode: "diff", text: DIFF_BA }]])),
+      [],
+      name,
+    );
+    assert.deepEqual(unsafeOf(session([...steps, [read(), full(A)]])), [], name);
+    // lines the tool did not show (grep) or showed as they are (cat) are held
+    assert.deepEqual(
+      unsafeOf(session([...steps, [read({ offset: 3, limit: 2 }), {
+        mode: "unchanged_range",
+        text: "[readcache: unchanged in lines 3-4 of 6]",
+      }]])),
+      [],
+      name,
+    );
+  }
+  // a search that finds nothing where the model's line has the word: that line is out of date
+  const C = "l1\nl2\nzz\nl4\nl5\n";
+  assert.deepEqual(
+    unsafeOf(session([
+      [read(), full(A)],
+      [write(C), null],
+      [bash("grep -n l a.txt"), null],
+      [write(A), null],
+      [read(), unchanged(6)],
+      [read({ offset: 1, limit: 2 }), {
+        mode: "unchanged_range",
+        text: "[readcache: unchanged in lines 1-2 of 6]",
+      }],
+    ])),
+    ["4 unchanged:unknown-line"],
+  );
+  // a word in no line: the model learned nothing of the change
+  assert.deepEqual(
+    unsafeOf(session([
+      [read(), full(A)],
+      [write(C), null],
+      [bash("grep -n q a.txt"), null],
+      [write(A), null],
+      [read(), unchanged(6)],
+    ])),
+    [],
+  );
+});
+
+Deno.test("oracle checker: a view of some lines is only those lines", () => {
+  const A10 = Array.from({ length: 10 }, (_, i) => `l${i + 1}`).join("\n") + "\n";
+  const B10 = A10.replace("l2\n", "X2\n").replace("l4\n", "X4\n");
+  const steps: [Record<string, unknown>, Out][] = [
+    [read(), full(A10)],
+    [write(B10), null],
+    [bash("sed -n '4,4p' a.txt"), null],
+    [write(A10), null],
+  ];
+  const files = { "a.txt": A10 };
+  assert.deepEqual(unsafeOf(session([...steps, [read(), unchanged(11)]], files)), [
+    "4 unchanged:stale-line",
+  ]);
+  // what a cache that knows the command shows: line 4 afresh, the others held
+  assert.deepEqual(
+    unsafeOf(session([...steps, [read(), {
+      mode: "partial",
+      text: "[readcache: unchanged in lines 1-3, 5-11 of 11; the other lines follow]\n[line 4]\nl4",
+    }]], files)),
+    [],
+  );
+  // a cache that took the view for the whole file: its diff does not fit what the model holds
+  const diff = "[readcache: 4 lines changed of 11]\n--- a/a.txt\n+++ b/a.txt\n" +
+    "@@ -1,5 +1,5 @@\n l1\n-X2\n+l2\n l3\n-X4\n+l4\n l5";
+  assert.deepEqual(unsafeOf(session([...steps, [read(), { mode: "diff", text: diff }]], files)), [
+    "4 diff:does-not-apply",
+  ]);
+});
+
+Deno.test("oracle checker: a command that changes a file shows nothing of it", () => {
+  const steps: [Record<string, unknown>, Out][] = [
+    [read(), full(A)],
+    [bash("sed -i 's/^l2$/X/' a.txt"), null],
+  ];
+  assert.deepEqual(
+    unsafeOf(session([
+      ...steps,
+      [read({ offset: 3, limit: 2 }), {
+        mode: "unchanged_range",
+        text: "[readcache: unchanged in lines 3-4 of 6]",
+      }],
+      [read(), { mode: "diff", text: DIFF_AB }],
+    ])),
+    [],
+  );
+  assert.deepEqual(unsafeOf(session([...steps, [read(), unchanged(6)]])), [
+    "2 unchanged:stale-line",
+  ]);
+});
+
+Deno.test("oracle checker: a command the oracle does not read, strictly", () => {
+  // in its message, before its result, no file is known
+  assert.deepEqual(
+    unsafeOf(session([
+      [read(), full(A)],
+      [bash("nl a.txt", { persist: false }), null],
+      [read(), unchanged(6)],
+    ])),
+    ["2 unchanged:unknown-line"],
+  );
+  // a read-only command the oracle knows is no such call
+  assert.deepEqual(
+    unsafeOf(session([
+      [read(), full(A)],
+      [bash("cat a.txt", { persist: false }), null],
+      [read(), unchanged(6)],
+    ])),
+    [],
+  );
+  // its result showed every file whole
+  assert.deepEqual(
+    unsafeOf(session([
+      [read(), full(A)],
+      [write(B), null],
+      [bash("nl a.txt"), null],
+      [write(A), null],
+      [read(), unchanged(6)],
+    ])),
+    ["4 unchanged:stale-line"],
+  );
+  // it may have run at any point of its message: what it showed and what a read of the same
+  // message showed are not in any order the model knows, where they differ it holds nothing
+  const message = (command: string): [Record<string, unknown>, Out][] => [
+    [read(), full(A)],
+    [bash(command, { persist: "deferred" }), null],
+    [write(B), null],
+    [read(), full(B)],
+    [write(A), null],
+  ];
+  assert.deepEqual(
+    unsafeOf(session([...message("nl a.txt"), [read(), { mode: "diff", text: DIFF_BA }]])),
+    ["5 diff:does-not-apply"],
+  );
+  assert.deepEqual(unsafeOf(session([...message("nl a.txt"), [read(), full(A)]])), []);
+  assert.deepEqual(
+    unsafeOf(session([...message("nl a.txt"), [read({ offset: 3, limit: 2 }), {
+      mode: "unchanged_range",
+      text: "[readcache: unchanged in lines 3-4 of 6]",
+    }]])),
+    [],
+  );
+  // a command it reads shows what it shows in call order: the read is the newest view
+  assert.deepEqual(
+    unsafeOf(session([...message("cat a.txt"), [read(), { mode: "diff", text: DIFF_BA }]])),
+    [],
+  );
+  assert.deepEqual(unsafeOf(session([...message("cat a.txt"), [read(), unchanged(6)]])), [
+    "5 unchanged:stale-line",
+  ]);
+});
+
+Deno.test("oracle checker: a deferred result shows the model what it showed, in call order", () => {
+  // the view of a deferred command comes before the read of its message
+  const steps: [Record<string, unknown>, Out][] = [
+    [read(), full(A)],
+    [write(B), null],
+    [bash("cat a.txt", { persist: "deferred" }), null],
+  ];
+  assert.deepEqual(unsafeOf(session([...steps, [read(), unchanged(6)]])), []);
+  assert.deepEqual(unsafeOf(session([...steps, [read(), { mode: "diff", text: DIFF_AB }]])), [
+    "3 diff:does-not-apply",
+  ]);
+  // it is in the session after the turn
+  assert.deepEqual(
+    unsafeOf(session([
+      ...steps,
+      [read(), full(B)],
+      [write(A), null],
+      [read(), { mode: "diff", text: DIFF_BA }],
+    ])),
+    [],
+  );
+  // a result that never comes (the turn ends first) shows nothing
+  assert.deepEqual(
+    unsafeOf(session([
+      ...steps,
+      [read({ persist: false }), full(B)],
+      [{ op: "message" }, null],
+      [read(), unchanged(6)],
+    ])),
+    ["5 unchanged:stale-line"],
+  );
+});
+
+Deno.test("oracle shrinker: files named only in a shell command or searched are kept", () => {
+  const files = { "a.txt": "a\n", "b.txt": "b\n", "sub/c.txt": "c\n", "d.txt": "d\n" };
+  const vector = (steps: Record<string, unknown>[]) =>
+    ScenarioSchema.parse({ id: "x", title: "x", refs: ["x"], files, steps });
+  const kept = (steps: Record<string, unknown>[]) =>
+    Object.keys(dropUnusedFiles(vector(steps)).files).sort();
+  assert.deepEqual(kept([bash("cp ./a.txt b.txt"), { op: "read", path: "b.txt", expect: {} }]), [
+    "a.txt",
+    "b.txt",
+  ]);
+  assert.deepEqual(kept([bash("sed -i 's/^a/x/' d.txt && cat d.txt")]), ["d.txt"]);
+  assert.deepEqual(kept([{ op: "grep", pattern: "c", path: "sub" }]), ["sub/c.txt"]);
+  assert.deepEqual(kept([{ op: "grep", pattern: "c" }]), ["a.txt", "b.txt", "d.txt", "sub/c.txt"]);
+});
+
 Deno.test("oracle file model: pi's edit tool, as pi runs it on a real file", async () => {
   // the edit calls of generated sessions, each run by pi's own tool on disk and by the model
   const dir = await Deno.makeTempDir({ prefix: "readcache-oracle-edit-" });
@@ -1031,6 +1384,36 @@ Deno.test("oracle generator: vectors are valid and deterministic", () => {
   );
   const files = a.flatMap((v) => Object.values(v.files)).filter((c) => typeof c === "string");
   assert.ok(files.some((c) => c.includes("\r\n")) && files.some((c) => c.startsWith("\uFEFF")));
+  // bash and grep calls: about one step in ten, every command form, every way to return
+  const steps = a.flatMap((v) => v.steps);
+  const tools = steps.filter((s) => s.op === "bash" || s.op === "grep");
+  assert.ok(tools.length > steps.length / 14, `${tools.length} bash/grep of ${steps.length}`);
+  const commands = tools.flatMap((s) => s.op === "bash" ? [s.command] : []);
+  for (
+    const form of [
+      /^cat \S+$/,
+      /^cat -n /,
+      /^sed -n '\d+(,\d+)?p' /,
+      /^head -n /,
+      /^tail -n /,
+      /^cat \S+ \| head -\d+$/,
+      /^grep -n \w+ \S+$/,
+      /^sed -i 's\/\^/,
+      /^printf '.*\\n' >> /,
+      /^echo '.*' > /,
+      /^cp /,
+      /^rm /,
+      /^true$/,
+      / && cat /,
+      / \.\//,
+    ]
+  ) assert.ok(commands.some((c) => form.test(c)), `a command like ${form}`);
+  for (const p of [false, "deferred", undefined]) {
+    assert.ok(tools.some((s) => s.persist === p), `a bash or grep call with persist ${p}`);
+  }
+  assert.ok(tools.some((s) => s.record === false), "a result without a record");
+  const greps = tools.flatMap((s) => s.op === "grep" ? [s] : []);
+  assert.ok(greps.some((s) => s.path === undefined) && greps.some((s) => s.path !== undefined));
 });
 
 Deno.test("oracle view: where an edit lands in what the model holds", () => {
@@ -1227,6 +1610,8 @@ for (const [port, sessions] of [["reference", 250], ["pi", 150], ["pi-no-events"
     assert.ok(r.edits > sessions / 2, "the sessions exercise edit calls");
     assert.ok(r.editsRefused > 0 && r.editsFuzzy > 0 && r.editsUnanswered > 0, "edit outcomes");
     assert.ok(r.cachedOnEdited > sessions / 10, "cached answers on files the model edited");
+    assert.ok(r.bash > sessions / 2 && r.grep > sessions / 10, `${r.bash} bash, ${r.grep} grep`);
+    assert.ok(r.cachedAfterTool > sessions / 10, "cached answers on files a tool showed");
     assert.ok(r.errors.length === 0 && r.unsafe.length === 0, explain(port, sessions, r));
   });
 }

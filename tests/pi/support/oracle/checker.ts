@@ -9,7 +9,7 @@
 //
 // The model (pi semantics):
 // - Turns: a turn is one assistant message carrying tool calls, the calls
-//   being the `read`, `writeTool` and `editTool` steps; a call step starts a
+//   being the `read`, `writeTool`, `editTool`, `bash` and `grep` steps; a call step starts a
 //   new turn unless the previous call step had `persist: false` (it has not
 //   returned); `write`, `remove`, `symlink` and `storeFault` steps may sit
 //   between the calls of a turn (SPEC §10); any other step ends it.
@@ -48,6 +48,21 @@
 //   the file model). The edit itself is pi's edit tool on the file model
 //   (fs_model.ts: BOM, line endings, exact then normalised matching, a
 //   normalised match rewriting the whole file normalised).
+// - Shell commands and searches (`bash` and `grep` steps, SPEC §5.10) are
+//   calls like the others (`persist: false` never returns, `"deferred"`
+//   returns with the next call of its turn that returns at once). What a
+//   result showed is read by commands.ts: PRECISELY for the commands it
+//   recognises (the lines a view printed, computed from the file model when
+//   it ran; what a search did not print; nothing for a command that changes
+//   files or shows none), else by the STRICTEST reading (every file whole, as
+//   it is when the command returns). A command the oracle does not recognise
+//   may also change or show any file at any point of its message: every
+//   name is unknown from the start of its turn (after the turn's writes and
+//   edits: they may have run before it), and the turn's results are folded
+//   in every order that call may take among them, the model holding only
+//   what all orders agree on (`foldContext`). A result the model reads
+//   before a later call of its turn (a deferred one that will return) counts
+//   for that call in call order; a result that never comes shows nothing.
 // - Names: a view per name as typed and resolved against cwd (`a.txt`,
 //   `./a.txt`, `sub/../a.txt`, `@a.txt` are one name; a symlink is its own
 //   name, never its target's).
@@ -96,9 +111,12 @@ import {
   parseShown,
 } from "./parse.ts";
 import { returnsAtOnce, SessionTree, startsTurn, turnCalls } from "./session_model.ts";
+import { bashShown, grepShown, type NameEffects, readBash, strictView } from "./commands.ts";
 import {
+  applyEffect,
   applyRangeDiff,
   type Effect,
+  emptyView,
   firstMismatch,
   foldView,
   type View,
@@ -159,6 +177,14 @@ export interface AnswerCounts {
   editsUnanswered: number;
   /** Cached answers for a name an edit call in the model's context names. */
   cachedOnEdited: number;
+  /** `bash` steps. */
+  bash: number;
+  /** `grep` steps. */
+  grep: number;
+  /** `bash` and `grep` results read by the strictest reading (a command not recognised, an output pi cut). */
+  toolsStrict: number;
+  /** Cached answers for a name a `bash` or `grep` result in the model's context showed or changed. */
+  cachedAfterTool: number;
   /** Results by mode (`error` for failed reads, `null` for plain reads). */
   modes: Record<string, number>;
 }
@@ -175,6 +201,10 @@ export function zeroCounts(): AnswerCounts {
     editsFuzzy: 0,
     editsUnanswered: 0,
     cachedOnEdited: 0,
+    bash: 0,
+    grep: 0,
+    toolsStrict: 0,
+    cachedAfterTool: 0,
     modes: {},
   };
 }
@@ -190,6 +220,10 @@ export function addCounts(into: AnswerCounts, from: AnswerCounts): void {
   into.editsFuzzy += from.editsFuzzy;
   into.editsUnanswered += from.editsUnanswered;
   into.cachedOnEdited += from.cachedOnEdited;
+  into.bash += from.bash;
+  into.grep += from.grep;
+  into.toolsStrict += from.toolsStrict;
+  into.cachedAfterTool += from.cachedAfterTool;
   for (const [m, n] of Object.entries(from.modes)) into.modes[m] = (into.modes[m] ?? 0) + n;
 }
 
@@ -199,12 +233,99 @@ export interface CheckReport extends AnswerCounts {
 }
 
 interface Payload {
+  /** The name it is about; `*` for every name. */
   name: string;
   effect: Effect;
   /** A write call (its content, or its unknown outcome), not a read output. */
   write?: true;
   /** An edit call (its replacements, or its unknown outcome), not a read output. */
   edit?: true;
+  /** What a `bash` or `grep` call showed or changed. */
+  tool?: true;
+  /**
+   * A result of a turn with an opaque call (see {@linkcode foldContext}):
+   * the turn, the call it comes from, and whether that call may have run at
+   * any point of the turn (an opaque call) or in call order.
+   */
+  group?: { id: number; element: number; float: boolean };
+}
+
+/** Most orders of one turn's results {@linkcode foldContext} folds before it gives up (all unknown). */
+const MAX_ORDERS = 720;
+
+/** The lines and the end every view agrees on. */
+function agreed(views: View[]): View {
+  const [first, ...rest] = views;
+  const out: View = {
+    lines: new Map(),
+    end: rest.every((v) => v.end === first.end) ? first.end : null,
+  };
+  for (const [k, l] of first.lines) {
+    if (rest.every((v) => v.lines.get(k) === l)) out.lines.set(k, l);
+  }
+  return out;
+}
+
+function copyView(v: View): View {
+  return { lines: new Map(v.lines), end: v.end };
+}
+
+/**
+ * Every order of `fixed` (kept in order) with the `floating` elements
+ * anywhere; `undefined` when there are more than {@linkcode MAX_ORDERS}.
+ */
+function interleavings<T>(fixed: T[], floating: T[]): T[][] | undefined {
+  let count = 1;
+  for (let k = 1; k <= floating.length; k++) count *= fixed.length + k;
+  if (count > MAX_ORDERS) return undefined;
+  let out: T[][] = [fixed];
+  for (const f of floating) {
+    out = out.flatMap((seq) =>
+      Array.from({ length: seq.length + 1 }, (_, i) => [...seq.slice(0, i), f, ...seq.slice(i)])
+    );
+  }
+  return out;
+}
+
+/**
+ * The model's view of one name from the payloads of its context, oldest
+ * first. The results of a turn whose assistant message has an opaque call (a
+ * shell command the oracle does not know to only read files) are one group:
+ * such a call may have run before or after any other call of its message
+ * (SPEC §5.10), so the model cannot order what it showed or changed against
+ * what the other results showed; the group is folded in every order its
+ * opaque calls allow (the other results keep their call order, as pi appends
+ * them and the model reads them), and the model holds a line, or where the
+ * file ends, only when every order gives the same.
+ */
+function foldContext(payloads: readonly Payload[]): View {
+  let v = emptyView();
+  for (let i = 0; i < payloads.length;) {
+    const g = payloads[i].group;
+    if (g === undefined) {
+      v = applyEffect(v, payloads[i++].effect);
+      continue;
+    }
+    const elements = new Map<number, { float: boolean; effects: Effect[] }>();
+    for (; i < payloads.length && payloads[i].group?.id === g.id; i++) {
+      const p = payloads[i];
+      const e = elements.get(p.group!.element) ?? { float: p.group!.float, effects: [] };
+      e.effects.push(p.effect);
+      elements.set(p.group!.element, e);
+    }
+    const all = [...elements.values()];
+    const orders = interleavings(
+      all.filter((e) => !e.float).map((e) => e.effects),
+      all.filter((e) => e.float).map((e) => e.effects),
+    );
+    if (orders === undefined) {
+      v = emptyView();
+      continue;
+    }
+    const base = v;
+    v = agreed(orders.map((order) => foldView(order.flat(), copyView(base))));
+  }
+  return v;
 }
 
 /**
@@ -518,26 +639,49 @@ export function checkScenario(vector: Scenario, output: ScenarioOutput): CheckRe
   const tree = new SessionTree<Payload>();
   const results = new Map(output.results.map((r) => [r.step, r]));
   const report: CheckReport = { ...zeroCounts(), unsafe: [], anomalies: [] };
-  /** Unpersisted read outputs of the current turn. */
+  /**
+   * Outputs of the current turn the model reads before the next call's, not
+   * in the session yet: unpersisted reads, and what deferred `bash` and
+   * `grep` calls that will return showed (in call order, as pi appends them).
+   */
   let pending: Payload[] = [];
   /** The current turn has write calls: its assistant message is a `turn` entry of the tree. */
   let turnEntry = false;
-  /** Results of `"deferred"` calls of the current turn, not yet in the session. */
-  let deferred = 0;
+  /** Results of `"deferred"` calls of the current turn, not yet in the session (their payloads). */
+  let deferred: Payload[][] = [];
+  /** The current turn: its number, whether its message has an opaque call, its last call returns. */
+  let turn = { id: 0, opaque: false, lastReturns: true, calls: 0 };
   const endTurn = () => {
     pending = [];
     turnEntry = false;
-    deferred = 0;
+    deferred = [];
+    turn = { ...turn, opaque: false, lastReturns: true };
   };
   /** A call that returns at once: the deferred results of its turn come first, in call order. */
   const flushDeferred = () => {
-    for (; deferred > 0; deferred--) tree.append("result");
+    for (const d of deferred) tree.appendAll("result", d);
+    deferred = [];
+  };
+  /** Appends the result of the call that ends the turn. */
+  const appendResult = (payloads: Payload[]) => {
+    flushDeferred();
+    tree.appendAll(turnEntry ? "result" : "read", payloads);
+    endTurn();
+  };
+  /** Tags the payloads of one call of the current turn with its group (in an opaque turn). */
+  const grouped = (payloads: Payload[], float: boolean): Payload[] => {
+    const element = turn.calls++;
+    return turn.opaque
+      ? payloads.map((p) => ({ ...p, group: { id: turn.id, element, float } }))
+      : payloads;
   };
   /** A call step: at the start of a turn, its assistant message with the write calls. */
   const call = (index: number) => {
     if (!startsTurn(vector.steps, index)) return;
     endTurn();
     const writes: Payload[] = [];
+    /** What the turn's opaque calls may change: unknown from the turn start, after its writes. */
+    const opaqueUnknown: Payload[] = [];
     // the turn's file changes replayed on a copy, to know what each edit call of it will do
     const ahead = fs.clone();
     const calls = turnCalls(vector.steps, index);
@@ -545,6 +689,8 @@ export function checkScenario(vector: Scenario, output: ScenarioOutput): CheckRe
     const lastReturns = returnsAtOnce(vector.steps[calls[calls.length - 1]]);
     const answered = (s: { persist?: boolean | "deferred" }) =>
       s.persist === "deferred" ? lastReturns : s.persist !== false;
+    let bash = false;
+    let opaque = false;
     for (let i = index; i <= calls[calls.length - 1]; i++) {
       const s = vector.steps[i];
       if (s.op === "writeTool") {
@@ -558,18 +704,47 @@ export function checkScenario(vector: Scenario, output: ScenarioOutput): CheckRe
         writes.push({ name: writeNameOf(s.path), effect, edit: true });
         continue;
       } else if (s.op === "bash" && calls.includes(i)) {
-        // the model sent a command that may change any file: until its result, it cannot know
-        // what any file holds (SPEC §5.10); unless running it changes no file at all (`ls`)
-        if (changesNoFile(ahead, s.command)) continue;
-        for (const name of fs.nodes.keys()) writes.push({ name, effect: { kind: "unknown" } });
+        bash = true;
+        ahead.runBash(s.command);
+        if (readBash(s.command).kind !== "unknown") continue;
+        opaque = true;
+        // the strictest reading of a command the oracle does not know: it may show any file at
+        // any point of its message (SPEC §5.10), so until its result no view is known
+        opaqueUnknown.push({ name: "*", effect: { kind: "unknown" }, tool: true });
         continue;
       }
       applyFileStep(ahead, s);
     }
-    if (writes.length > 0) {
+    turn = { id: turn.id + 1, opaque, lastReturns, calls: 0 };
+    // a write or edit of a message with an opaque call may have run before or after it
+    writes.push(...opaqueUnknown);
+    if (writes.length > 0 || bash) {
       tree.appendAll("turn", writes);
       turnEntry = true;
     }
+  };
+  /**
+   * A `bash` or `grep` result: `shown` what it showed; `float` for a command
+   * the oracle does not know (it may have run at any point of its message).
+   * One that never returns shows the model nothing.
+   */
+  const toolResult = (
+    step: { persist?: boolean | "deferred" },
+    shown: NameEffects[],
+    float: boolean,
+  ) => {
+    const payloads = shown.flatMap((n) =>
+      n.effects.map((effect): Payload => ({ name: n.name, effect, tool: true }))
+    );
+    if (step.persist === "deferred") {
+      if (!turn.lastReturns) {
+        turn.calls++;
+        return; // never appended: the turn ends without a call that returns
+      }
+      pending.push(...payloads);
+      deferred.push(grouped(payloads, float));
+    } else if (step.persist !== false) appendResult(grouped(payloads, float));
+    else turn.calls++;
   };
 
   vector.steps.forEach((step, index) => {
@@ -581,15 +756,17 @@ export function checkScenario(vector: Scenario, output: ScenarioOutput): CheckRe
         const r = results.get(index) ??
           { step: index, error: "(the port printed no result for this step)" };
         if (!results.has(index)) report.anomalies.push({ step: index, reason: "no result" });
-        const context = [...tree.contextPayloads(), ...pending].filter((p) => p.name === req.name);
-        const effects = context.map((p) => p.effect);
-        const view = foldView(effects);
+        const context = [...tree.contextPayloads(), ...pending].filter((p) =>
+          p.name === req.name || p.name === "*"
+        );
+        const view = foldContext(context);
         const cur = fs.text(req.name);
-        const v = judge(r, req, view, effects.some((e) => e.kind !== "nothing"), cur);
+        const v = judge(r, req, view, context.some((p) => p.effect.kind !== "nothing"), cur);
         if (!("error" in r) && r.mode !== null && CACHED_MODES.includes(r.mode)) {
           report.cachedAnswers++;
           if (context.some((p) => p.write)) report.cachedOnWritten++;
           if (context.some((p) => p.edit)) report.cachedOnEdited++;
+          if (context.some((p) => p.tool)) report.cachedAfterTool++;
         }
         const mode = "error" in r ? "error" : String(r.mode);
         report.modes[mode] = (report.modes[mode] ?? 0) + 1;
@@ -605,66 +782,53 @@ export function checkScenario(vector: Scenario, output: ScenarioOutput): CheckRe
           });
         }
         if (v.anomaly !== undefined) report.anomalies.push({ step: index, reason: v.anomaly });
-        const payload = { name: req.name, effect: v.effect };
+        const payload: Payload = { name: req.name, effect: v.effect };
         if (step.persist === false) {
+          turn.calls++;
           pending.push(payload);
           if (!turnEntry) tree.unpersistedRead();
-        } else {
-          flushDeferred();
-          tree.append(turnEntry ? "result" : "read", payload);
-          endTurn();
-        }
+        } else appendResult(grouped([payload], false));
         return;
       }
       case "writeTool":
         call(index);
         report.writes++;
+        turn.calls++;
         // pi's write tool: the content as UTF-8, through links, creating directories
         fs.write(writeNameOf(step.path), step.content);
-        if (step.persist === "deferred") deferred++;
-        else if (step.persist !== false) {
-          flushDeferred();
-          tree.append("result");
-          endTurn();
-        }
+        if (step.persist === "deferred") deferred.push([]);
+        else if (step.persist !== false) appendResult([]);
         return;
       case "editTool": {
         call(index);
         report.edits++;
+        turn.calls++;
         // pi's edit tool: through links, the file must exist, exact then normalised matching
         const out = fs.edit(editToolArgs(step));
         if (step.persist === false) report.editsUnanswered++;
         else if (!out.ok) report.editsRefused++;
         if (out.ok && out.fuzzy) report.editsFuzzy++;
-        if (step.persist === "deferred") deferred++;
-        else if (step.persist !== false) {
-          flushDeferred();
-          tree.append("result");
-          endTurn();
-        }
+        if (step.persist === "deferred") deferred.push([]);
+        else if (step.persist !== false) appendResult([]);
         return;
       }
-      case "bash":
+      case "bash": {
+        call(index);
+        report.bash++;
+        fs.runBash(step.command);
+        // what it showed: the precise reading (commands.ts), or the strictest one: every file
+        // whole, as it is now (SPEC §5.10)
+        const precise = bashShown(step.command, fs);
+        if (precise === undefined) report.toolsStrict++;
+        toolResult(step, precise ?? strictView(fs), readBash(step.command).kind === "unknown");
+        return;
+      }
       case "grep": {
         call(index);
-        if (step.op === "bash") fs.runBash(step.command);
-        // what a shell command or a search showed is not parsed: the strictest reading is that it
-        // showed every file whole as it is now (SPEC §5.10)
-        const shown: Payload[] = [...fs.nodes.keys()].map((name) => {
-          const t = fs.text(name);
-          return {
-            name,
-            effect: t === undefined || !t.utf8
-              ? { kind: "unknown" as const }
-              : { kind: "shown" as const, start: 1, lines: t.lines, eof: true },
-          };
-        });
-        if (step.persist === "deferred") deferred++;
-        else if (step.persist !== false) {
-          flushDeferred();
-          tree.appendAll(turnEntry ? "result" : "read", shown);
-          endTurn();
-        }
+        report.grep++;
+        const precise = grepShown(step, fs);
+        if (precise === undefined) report.toolsStrict++;
+        toolResult(step, precise ?? strictView(fs), false);
         return;
       }
       case "write":
@@ -722,23 +886,8 @@ function applyFileStep(fs: FsModel, step: Scenario["steps"][number]): void {
     case "editTool":
       fs.edit(editToolArgs(step));
       return;
+    case "bash":
+      fs.runBash(step.command);
+      return;
   }
-}
-
-/** True when running `command` on a copy of the file model changes no file or link. */
-function changesNoFile(fs: FsModel, command: string): boolean {
-  const after = fs.clone();
-  after.runBash(command);
-  if (after.nodes.size !== fs.nodes.size) return false;
-  for (const [name, n] of fs.nodes) {
-    const m = after.nodes.get(name);
-    if (m === undefined || m.kind !== n.kind) return false;
-    if (n.kind === "link" && m.kind === "link" && n.target !== m.target) return false;
-    if (n.kind === "file" && m.kind === "file" && !sameBytes(n.bytes, m.bytes)) return false;
-  }
-  return true;
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && a.every((x, i) => x === b[i]);
 }

@@ -52,6 +52,16 @@ export const PI_EDIT: PiEditDiff = await import(
   new URL("./core/tools/edit-diff.js", import.meta.resolve("@mariozechner/pi-coding-agent")).href
 );
 
+/** pi's output truncation (`dist/core/tools/truncate.js`): what its bash tool keeps of an output. */
+interface PiTruncate {
+  truncateTail(content: string): { truncated: boolean };
+}
+
+/** pi's own truncation helpers, from the installed pi package. */
+export const PI_TRUNCATE: PiTruncate = await import(
+  new URL("./core/tools/truncate.js", import.meta.resolve("@mariozechner/pi-coding-agent")).href
+);
+
 /** pi's edit tool, for its argument preparation (`prepareArguments`). */
 const PI_EDIT_TOOL = createEditToolDefinition("/");
 
@@ -205,6 +215,13 @@ export function nameOf(typed: string): string {
   return normalizeRel(typed.startsWith("@") ? typed.slice(1) : typed);
 }
 
+/**
+ * Outcomes of `bash` steps by command and directory state: generating,
+ * sanitising, shrinking and checking a session run the same commands on the
+ * same files again and again (a real run each time would dominate the time).
+ */
+const BASH_MEMO = new Map<string, { nodes: [string, FsNode][]; dirs: string[] }>();
+
 /** A model of the cwd of one scenario run. */
 export class FsModel {
   readonly nodes: Map<string, FsNode> = new Map();
@@ -319,8 +336,54 @@ export class FsModel {
    * (files and links; names that lead outside are left alone).
    */
   runBash(command: string): void {
+    const key = `${command}\0${this.#stateKey()}`;
+    let out = BASH_MEMO.get(key);
+    if (out === undefined) {
+      out = this.#runBash(command);
+      if (BASH_MEMO.size >= 4000) BASH_MEMO.delete(BASH_MEMO.keys().next().value!);
+      BASH_MEMO.set(key, out);
+    }
+    for (const name of [...this.nodes.keys()]) {
+      if (!name.startsWith("..")) this.nodes.delete(name);
+    }
+    for (const [name, node] of out.nodes) this.nodes.set(name, node);
+    for (const d of out.dirs) this.dirs.add(d);
+  }
+
+  /** What the model holds inside the directory, as a key (a hash of every name, node and directory). */
+  #stateKey(): string {
+    let h1 = 0x811c9dc5;
+    let h2 = 0x01000193;
+    const mix = (b: number) => {
+      h1 = Math.imul(h1 ^ b, 0x01000193);
+      h2 = Math.imul(h2 ^ b, 0x5bd1e995) ^ (h2 >>> 13);
+    };
+    const str = (t: string) => {
+      for (let i = 0; i < t.length; i++) mix(t.charCodeAt(i));
+      mix(0);
+    };
+    for (const name of [...this.nodes.keys()].sort()) {
+      if (name.startsWith("..")) continue;
+      const n = this.nodes.get(name)!;
+      str(name);
+      if (n.kind === "link") str(`->${n.target}`);
+      else {
+        mix(n.bytes.length & 0xff);
+        mix(n.bytes.length >>> 8);
+        for (const b of n.bytes) mix(b);
+      }
+    }
+    for (const d of [...this.dirs].sort()) str(`dir:${d}`);
+    return `${(h1 >>> 0).toString(36)}.${(h2 >>> 0).toString(36)}`;
+  }
+
+  #runBash(command: string): { nodes: [string, FsNode][]; dirs: string[] } {
     const dir = mkdtempSync(join(tmpdir(), "readcache-oracle-bash-"));
     try {
+      // every directory the runners' cwd has (removing a file keeps its directory)
+      for (const d of this.dirs) {
+        if (d !== "" && !d.startsWith("..")) mkdirSync(join(dir, d), { recursive: true });
+      }
       for (const [name, n] of this.nodes) {
         if (name.startsWith("..")) continue;
         const p = join(dir, name);
@@ -329,16 +392,16 @@ export class FsModel {
         else symlinkSync(n.target, p);
       }
       spawnSync("bash", ["-c", command], { cwd: dir, timeout: 10_000, stdio: "ignore" });
-      for (const name of [...this.nodes.keys()]) {
-        if (!name.startsWith("..")) this.nodes.delete(name);
-      }
+      const nodes: [string, FsNode][] = [];
+      const dirs: string[] = [];
       for (const e of readdirSync(dir, { recursive: true, withFileTypes: true })) {
         const p = join(e.parentPath, e.name);
         const name = relative(dir, p);
-        if (e.isSymbolicLink()) this.nodes.set(name, { kind: "link", target: readlinkSync(p) });
-        else if (e.isFile()) this.nodes.set(name, { kind: "file", bytes: readFileSync(p) });
-        else if (e.isDirectory()) this.dirs.add(name);
+        if (e.isSymbolicLink()) nodes.push([name, { kind: "link", target: readlinkSync(p) }]);
+        else if (e.isFile()) nodes.push([name, { kind: "file", bytes: readFileSync(p) }]);
+        else if (e.isDirectory()) dirs.push(name);
       }
+      return { nodes, dirs };
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

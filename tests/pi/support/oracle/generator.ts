@@ -9,7 +9,15 @@
 // current content, mostly 1-3 lines the model was shown, some typed for
 // pi's normalised match, some not in the file or in it twice; a change by
 // someone else after an edit call can revert it, revert part of it or edit
-// further), and
+// further; a `bash` call runs one of a family of commands over the session's
+// files, typed as the shell takes them (views: `cat`, `cat -n`, `sed -n`,
+// `head`, `tail`, `cat | head`, `grep -n` with a word present or absent;
+// changes: `sed -i` on a line a read showed or on one none did, `>>`, `>`,
+// `cp`, `rm`; `true`; and one the oracle reads the strictest way), run on the
+// file model; a `grep` call searches a word of the file or of none, in the
+// cwd, the file or its directory; patterns put them between a read, a change
+// by someone else, its revert and the read again, or in one message with a
+// read, a write or an edit of the same file), and
 // `sanitizeScenario` drops the steps a runner could not execute (a label
 // before the first entry, a navigation to a label outside the current
 // session, a range refresh of a missing file, a storeFault before anything
@@ -52,6 +60,8 @@ export interface GeneratorOptions {
   maxChunks?: number;
   /** Generate unpersisted (`persist: false`) reads (default true). */
   inFlight?: boolean;
+  /** Generate `bash` and `grep` steps (default true). */
+  tools?: boolean;
 }
 
 const WORDS = ["alpha", "beta", "gamma", "delta", "omega"];
@@ -180,11 +190,70 @@ export interface AEditCall {
   deferred?: boolean;
 }
 
+/**
+ * The shell commands a `bash` step runs (see {@linkcode Compiler.bash}):
+ * views of a file, commands that change one, `true`, and one the oracle
+ * reads the strictest way.
+ */
+export const BASH_FORMS = [
+  "cat",
+  "cat -n",
+  "sed -n",
+  "head",
+  "tail",
+  "cat | head",
+  "grep -n",
+  "sed -i",
+  "printf >>",
+  "echo >",
+  "cp",
+  "rm",
+  "true",
+  "sed -i && cat",
+] as const;
+
+/** One call of pi's `bash` tool (`f` picks a name like a read's; `g` the source of `cp`). */
+export interface ABash {
+  /** Index into {@linkcode BASH_FORMS}. */
+  cmd: number;
+  f: number;
+  g: number;
+  /** How its paths are typed (see {@linkcode shellPath}). */
+  form: number;
+  /** Where a range or count falls, relative to the file's length (0-999). */
+  a: number;
+  len: number;
+  w: number;
+  /** `sed -i` on a line a read showed (else on one none did); `grep -n` for a word in the file. */
+  held: boolean;
+  persist: boolean;
+  /** Its result comes with the next call of its turn that returns at once (`persist: "deferred"`). */
+  deferred?: boolean;
+  /** A result without a readcache record (`record: false`). */
+  noRecord?: boolean;
+}
+
+/** One call of pi's `grep` tool. */
+export interface AGrep {
+  f: number;
+  w: number;
+  /** The pattern is a word of the file (else a word in no file). */
+  present: boolean;
+  /** 0 no path (the cwd), 1 the file, 2 its directory. */
+  where: number;
+  form: number;
+  persist: boolean;
+  deferred?: boolean;
+  noRecord?: boolean;
+}
+
 /** One abstract step. */
 export type AStep =
   | ({ t: "read" } & ARead)
   | ({ t: "writeTool" } & AWrite)
   | ({ t: "editTool" } & AEditCall)
+  | ({ t: "bash" } & ABash)
+  | ({ t: "grep" } & AGrep)
   | { t: "edit"; f: number; e: AEdit }
   | { t: "remove"; f: number }
   | { t: "symlink"; l: number; target: number }
@@ -377,6 +446,41 @@ const editCallArb = (persist: fc.Arbitrary<boolean>): fc.Arbitrary<AEditCall> =>
     persist,
   });
 
+/** Mostly views, then changes; the strictest-reading command now and then. */
+const bashCmd = fc.oneof(
+  { weight: 24, arbitrary: fc.integer({ min: 0, max: 6 }) },
+  { weight: 6, arbitrary: fc.constant(7) },
+  { weight: 4, arbitrary: fc.integer({ min: 8, max: 10 }) },
+  { weight: 1, arbitrary: fc.constant(11) },
+  { weight: 2, arbitrary: fc.constant(12) },
+  { weight: 2, arbitrary: fc.constant(13) },
+);
+
+const bashArb = (persist: fc.Arbitrary<boolean>): fc.Arbitrary<ABash> =>
+  fc.record({
+    cmd: bashCmd,
+    f: fileIx,
+    g: fileIx,
+    form: fc.nat({ max: 3 }),
+    a: at,
+    len: fc.integer({ min: 1, max: 12 }),
+    w: word,
+    held: fc.nat({ max: 3 }).map((n) => n !== 0),
+    persist,
+    noRecord: fc.nat({ max: 11 }).map((n) => n === 0),
+  });
+
+const grepArb = (persist: fc.Arbitrary<boolean>): fc.Arbitrary<AGrep> =>
+  fc.record({
+    f: fileIx,
+    w: word,
+    present: fc.nat({ max: 3 }).map((n) => n !== 0),
+    where: fc.nat({ max: 2 }),
+    form: fc.nat({ max: 3 }),
+    persist,
+    noRecord: fc.nat({ max: 11 }).map((n) => n === 0),
+  });
+
 const stepArb = (o: Required<GeneratorOptions>): fc.Arbitrary<AStep> =>
   fc.oneof(
     { weight: 10, arbitrary: readArb(persistMostly).map((r) => ({ t: "read" as const, ...r })) },
@@ -389,6 +493,14 @@ const stepArb = (o: Required<GeneratorOptions>): fc.Arbitrary<AStep> =>
       arbitrary: editCallArb(persistMostly).map((e) => ({ t: "editTool" as const, ...e })),
     },
     { weight: 6, arbitrary: fc.record({ t: fc.constant("edit" as const), f: fileIx, e: editArb }) },
+    {
+      weight: o.tools ? 22 : 0,
+      arbitrary: bashArb(persistMostly).map((b) => ({ t: "bash" as const, ...b })),
+    },
+    {
+      weight: o.tools ? 7 : 0,
+      arbitrary: grepArb(persistMostly).map((g) => ({ t: "grep" as const, ...g })),
+    },
     { weight: 1, arbitrary: fc.record({ t: fc.constant("remove" as const), f: fileIx }) },
     {
       weight: o.symlinks ? 2 : 0,
@@ -784,51 +896,273 @@ function editPattern(
   }
 }
 
+/** The tool patterns (see {@linkcode toolPattern}). */
+const TOOL_PATTERN_COUNT = 9;
+
+/** A shell command that shows a file (a view form of {@linkcode BASH_FORMS}). */
+const viewBashArb = bashArb(fc.constant(true)).chain((b) =>
+  fc.integer({ min: 0, max: 6 }).map((cmd) => ({ ...b, cmd }))
+);
+/** A shell command that changes a file (`sed -i` mostly). */
+const changeBashArb = bashArb(fc.constant(true)).chain((b) =>
+  fc.oneof(
+    { weight: 4, arbitrary: fc.constant(7) },
+    { weight: 3, arbitrary: fc.integer({ min: 8, max: 11 }) },
+    { weight: 1, arbitrary: fc.constant(13) },
+  ).map((cmd) => ({ ...b, cmd }))
+);
+
+/** Patterns around what a shell command or pi's grep tool showed or changed (SPEC §5.10). */
+const toolPatternArb: fc.Arbitrary<AStep[]> = fc.record({
+  p: fc.nat({ max: TOOL_PATTERN_COUNT - 1 }),
+  f: fileIx,
+  g: fileIx,
+  a: at,
+  w: word,
+  len: fc.integer({ min: 1, max: 8 }),
+  n: fc.nat({ max: 3 }),
+  view: viewBashArb,
+  chg: changeBashArb,
+  grep: grepArb(fc.constant(true)),
+  call: editCallArb(fc.constant(true)),
+  c: writeContentArb,
+}).map(toolPattern);
+
+function toolPattern(
+  { p, f: fi, g: gi, a, w, len, n, view, chg, grep, call, c }: {
+    p: number;
+    f: number;
+    g: number;
+    a: number;
+    w: number;
+    len: number;
+    n: number;
+    view: ABash;
+    chg: ABash;
+    grep: AGrep;
+    call: AEditCall;
+    c: AWriteContent;
+  },
+): AStep[] {
+  const f = 100 + fi;
+  const g = 100 + gi;
+  const win: ARange = { k: "window", at: a, len };
+  const again: ARange = { k: "again", i: 0 };
+  // the view and the change fall on the same lines (the same `a`), the grep word is the change's
+  // (n = 2: a view of other lines than the change)
+  const shows: AStep = n % 2 === 0
+    ? { t: "bash", ...view, f, a: n === 2 ? (a + 500) % 1000 : a, w, held: true }
+    : { t: "grep", ...grep, f, w, present: true };
+  const sed = (held: boolean, extra: Partial<ABash> = {}): AStep => ({
+    t: "bash",
+    ...chg,
+    cmd: 7,
+    f,
+    a,
+    held,
+    ...extra,
+  });
+  switch (p) {
+    case 0: // read; changed outside; a tool shows it; put back outside; read again
+      return [
+        rd(f, n < 2 ? full : win),
+        change(f, a, w),
+        shows,
+        revert(f),
+        rd(f, n < 2 ? full : again),
+        ...(n === 3 ? [{ t: "bash" as const, ...view, f, cmd: 12 }] : []),
+        rd(f, win),
+      ];
+    case 1: // a change of lines it read by a command, then reads, then put back outside
+      return [rd(f, win), sed(true), rd(f, again), rd(f, full), revert(f), rd(f, full)];
+    case 2: { // a tool call and a read of the file in one message (an outside change between)
+      const tool: AStep = n < 2
+        ? {
+          t: "bash",
+          ...(n === 0 ? view : chg),
+          f,
+          a,
+          w,
+          held: true,
+          persist: a % 3 !== 0,
+          deferred: a % 3 !== 0,
+        }
+        : { ...shows, persist: true, deferred: true } as AStep;
+      return [
+        rd(f, full),
+        tool,
+        ...(w % 2 === 0 ? [change(f, a, w)] : []),
+        rd(f, n === 3 ? win : full),
+        revert(f),
+        rd(f, full),
+        rd(f, win),
+      ];
+    }
+    case 3: { // a command and an edit (or a write) of the file in one message
+      const cmd: AStep = {
+        t: "bash",
+        ...(n % 2 === 0 ? view : chg),
+        f,
+        a,
+        w,
+        held: true,
+        deferred: true,
+      };
+      const own: AStep = n < 2
+        ? { t: "editTool", ...call, f, seen: true, persist: true }
+        : { t: "writeTool", f, form: 0, c, persist: true };
+      const first = a % 2 === 0;
+      return [
+        rd(f, full),
+        ...(first
+          ? [cmd, own]
+          : [{ ...own, deferred: true } as AStep, { ...cmd, deferred: false }]),
+        rd(f, full),
+        { t: "edit", f, e: { k: "unedit" } },
+        rd(f, full),
+        rd(f, win),
+      ];
+    }
+    case 4: // the file copied over another, or removed, then put back outside
+      return [
+        rd(g, full),
+        n < 2 ? { t: "bash", ...chg, cmd: 10, f: g, g: f } : { t: "bash", ...chg, cmd: 11, f: g },
+        rd(g, full),
+        revert(g),
+        rd(g, full),
+        rd(g, win),
+      ];
+    case 5: // a command that never returns, in the message of a read
+      return [
+        rd(f, full),
+        { t: "bash", ...(n % 2 === 0 ? chg : view), f, a, w, held: true, persist: false },
+        rd(f, n < 2 ? full : win),
+        ...(n === 3 ? [] : [{ t: "message" as const }]),
+        rd(f, full),
+        revert(f),
+        rd(f, full),
+      ];
+    case 6: // a command changes lines the model never saw; reads of the lines it saw
+      return [
+        rd(f, win),
+        sed(false),
+        rd(f, again),
+        ...(n % 2 === 0
+          ? [shows.t === "bash" ? { ...shows, held: false } : { ...shows, present: false }]
+          : []),
+        rd(f, full),
+        revert(f),
+        rd(f, again),
+      ];
+    case 7: { // a command the oracle reads the strictest way and a read in one message
+      const cmd: AStep = {
+        t: "bash",
+        ...chg,
+        cmd: 13,
+        f,
+        a,
+        w,
+        held: n % 2 === 0,
+        persist: n !== 3,
+        deferred: n !== 3,
+      };
+      return [
+        rd(f, full),
+        cmd,
+        ...(w % 3 !== 0 ? [change(f, (a + 500) % 1000, w)] : []),
+        rd(f, n < 2 ? full : win),
+        revert(f),
+        rd(f, full),
+        rd(f, win),
+      ];
+    }
+    default: // a view after an own edit, the edit undone outside
+      return [
+        rd(f, full),
+        { t: "editTool", ...call, f, seen: true, persist: true },
+        shows,
+        { t: "edit", f, e: { k: "unedit" } },
+        rd(f, full),
+        rd(f, win),
+      ];
+  }
+}
+
 /**
  * A turn: several calls of one assistant message, all but the last
  * unpersisted; sometimes one of them a write or an edit call (of a file a
  * read of the turn names, or of another).
  */
-const turnArb: fc.Arbitrary<AStep[]> = fc.record({
-  reads: fc.array(readArb(fc.constant(false)), { minLength: 2, maxLength: 3 }),
-  last: fc.boolean(),
-  edit: fc.option(fc.record({ f: fileIx, e: editArb }), { freq: 3 }),
-  write: fc.oneof(
-    { weight: 2, arbitrary: fc.constant(null) },
-    {
-      weight: 1,
-      arbitrary: fc.record({
-        at: fc.nat({ max: 3 }),
-        sameAs: fc.boolean(),
-        w: writeArb(fc.constant(false)),
-      }),
-    },
-  ),
-  editCall: fc.oneof(
-    { weight: 2, arbitrary: fc.constant(null) },
-    {
-      weight: 1,
-      arbitrary: fc.record({
-        at: fc.nat({ max: 3 }),
-        sameAs: fc.boolean(),
-        e: editCallArb(fc.constant(false)),
-      }),
-    },
-  ),
-}).map(({ reads, last, edit, write, editCall }) => {
-  const steps: AStep[] = reads.map((r) => ({ t: "read" as const, ...r }));
-  if (write !== null) {
-    const f = write.sameAs ? reads[write.at % reads.length].f : write.w.f;
-    steps.splice(write.at % (steps.length + 1), 0, { t: "writeTool", ...write.w, f });
-  }
-  if (editCall !== null) {
-    const f = editCall.sameAs ? reads[editCall.at % reads.length].f : editCall.e.f;
-    steps.splice(editCall.at % (steps.length + 1), 0, { t: "editTool", ...editCall.e, f });
-  }
-  if (last) (steps[steps.length - 1] as ARead | AWrite | AEditCall).persist = true;
-  if (edit !== null) steps.splice(1, 0, { t: "edit", ...edit });
-  return steps;
-});
+const turnArb = (o: Required<GeneratorOptions>): fc.Arbitrary<AStep[]> =>
+  fc.record({
+    reads: fc.array(readArb(fc.constant(false)), { minLength: 2, maxLength: 3 }),
+    last: fc.boolean(),
+    edit: fc.option(fc.record({ f: fileIx, e: editArb }), { freq: 3 }),
+    write: fc.oneof(
+      { weight: 2, arbitrary: fc.constant(null) },
+      {
+        weight: 1,
+        arbitrary: fc.record({
+          at: fc.nat({ max: 3 }),
+          sameAs: fc.boolean(),
+          w: writeArb(fc.constant(false)),
+        }),
+      },
+    ),
+    editCall: fc.oneof(
+      { weight: 2, arbitrary: fc.constant(null) },
+      {
+        weight: 1,
+        arbitrary: fc.record({
+          at: fc.nat({ max: 3 }),
+          sameAs: fc.boolean(),
+          e: editCallArb(fc.constant(false)),
+        }),
+      },
+    ),
+    tool: fc.oneof(
+      { weight: 2, arbitrary: fc.constant(null) },
+      {
+        weight: o.tools ? 1 : 0,
+        arbitrary: fc.record({
+          at: fc.nat({ max: 3 }),
+          sameAs: fc.boolean(),
+          deferred: fc.boolean(),
+          b: fc.oneof(
+            {
+              weight: 3,
+              arbitrary: bashArb(fc.constant(false)).map((b) => ({ t: "bash" as const, ...b })),
+            },
+            {
+              weight: 1,
+              arbitrary: grepArb(fc.constant(false)).map((g) => ({ t: "grep" as const, ...g })),
+            },
+          ),
+        }),
+      },
+    ),
+  }).map(({ reads, last, edit, write, editCall, tool }) => {
+    const steps: AStep[] = reads.map((r) => ({ t: "read" as const, ...r }));
+    if (write !== null) {
+      const f = write.sameAs ? reads[write.at % reads.length].f : write.w.f;
+      steps.splice(write.at % (steps.length + 1), 0, { t: "writeTool", ...write.w, f });
+    }
+    if (editCall !== null) {
+      const f = editCall.sameAs ? reads[editCall.at % reads.length].f : editCall.e.f;
+      steps.splice(editCall.at % (steps.length + 1), 0, { t: "editTool", ...editCall.e, f });
+    }
+    if (tool !== null) {
+      const f = tool.sameAs ? reads[tool.at % reads.length].f : tool.b.f;
+      steps.splice(tool.at % (steps.length + 1), 0, { ...tool.b, f, deferred: tool.deferred });
+    }
+    if (last) {
+      const l = steps[steps.length - 1] as ARead | AWrite | AEditCall | ABash | AGrep;
+      l.persist = true;
+      if ("deferred" in l) l.deferred = false;
+    }
+    if (edit !== null) steps.splice(1, 0, { t: "edit", ...edit });
+    return steps;
+  });
 
 /**
  * Several edit calls of one file in one assistant message, their results
@@ -898,12 +1232,14 @@ export function sessionArb(options: GeneratorOptions = {}): fc.Arbitrary<ASessio
     symlinks: options.symlinks ?? SCHEMA_HAS_SYMLINK,
     maxChunks: options.maxChunks ?? 14,
     inFlight: options.inFlight ?? true,
+    tools: options.tools ?? true,
   };
   const chunk = fc.oneof(
     { weight: 10, arbitrary: stepArb(o).map((s) => [s]) },
     { weight: 5, arbitrary: patternArb(o) },
-    { weight: 3, arbitrary: turnArb },
+    { weight: 3, arbitrary: turnArb(o) },
     { weight: 3, arbitrary: editPatternArb },
+    { weight: o.tools ? 11 : 0, arbitrary: toolPatternArb },
     { weight: o.inFlight ? 2 : 0, arbitrary: editBatchArb },
   );
   return fc.record({
@@ -978,6 +1314,17 @@ function typedPath(name: string, form: number): string {
     default:
       return name;
   }
+}
+
+/**
+ * A name as a shell command (or pi's grep tool) takes it: as it is, `./name`
+ * (odd `form`), or `dir/./base` (`form` 2, for a name in a directory); `@`
+ * and `..` forms are pi's read syntax or need a directory that may not exist.
+ */
+function shellPath(name: string, form: number): string {
+  if (form % 2 === 1) return `./${name}`;
+  if (form === 2 && name.includes("/")) return name.replace("/", "/./");
+  return name;
 }
 
 const same = (a: Uint8Array, b: Uint8Array) =>
@@ -1331,6 +1678,156 @@ class Compiler {
     }
   }
 
+  /** The lines of `name` as line tools count them (a final line break ends the last line). */
+  toolLines(name: string): string[] {
+    const t = this.fs.text(name);
+    if (t === undefined) return freshContent(name, 10, 0, true).split("\n").slice(0, -1);
+    const l = t.lines.length > 1 && t.lines[t.lines.length - 1] === ""
+      ? t.lines.slice(0, -1)
+      : t.lines;
+    return l.map((x) => x.endsWith("\r") ? x.slice(0, -1) : x);
+  }
+
+  /** A word for a search of `name`: one its text has (a word of the file, else a line's first). */
+  wordIn(name: string, w: number, a: number): string {
+    const lines = this.toolLines(name);
+    const text = lines.join("\n");
+    for (let k = 0; k < WORDS.length; k++) {
+      const cand = WORDS[(w + k) % WORDS.length];
+      if (text.includes(cand)) return cand;
+    }
+    const line = lines[Math.min(lines.length - 1, Math.floor((a / 1000) * lines.length))] ?? "";
+    const m = /[A-Za-z0-9_]{1,12}/.exec(line);
+    return m === null ? "zeta" : m[0];
+  }
+
+  /**
+   * `sed -i 's/^X/Y/' P` on one line of `name`: a line a read showed
+   * (`held`), else one no read showed; X is the line's first word (its first
+   * two when the first has no digit) and the space after it, or the whole line.
+   */
+  sedCommand(name: string, path: string, b: ABash): string {
+    const lines = this.toolLines(name);
+    const total = lines.length;
+    const seen = this.seen.get(name) ?? [];
+    const inSeen = (i: number) => seen.some(([s, e]) => s <= i + 1 && i + 1 <= e);
+    let i = Math.min(total - 1, Math.floor((b.a / 1000) * total));
+    if (b.held && seen.length > 0) {
+      const [s, e] = seen[seen.length - 1];
+      i = Math.max(0, Math.min(total - 1, s - 1 + Math.floor((b.a / 1000) * (e - s + 1))));
+    } else if (!b.held) {
+      for (let k = 0; k < total && inSeen(i); k++) i = (i + 1) % total;
+    }
+    let line = lines[i] ?? "";
+    if (i === 0 && line.startsWith("\uFEFF")) line = line.slice(1);
+    const parts = line.split(" ");
+    let x = parts.length === 1
+      ? `${line}$`
+      : /\d/.test(parts[0]) || parts.length < 3
+      ? `${parts[0]} `
+      : `${parts[0]} ${parts[1]} `;
+    if (/['\/\\\n]/.test(x) || x.length > 60) {
+      x = `${parts[0].slice(0, 12).replace(/[^A-Za-z0-9]/g, "")} `;
+    }
+    const esc = (t: string) => t.replace(/[.*[\]^$]/g, (c) => `\\${c}`);
+    const pattern = x.endsWith("$") ? `${esc(x.slice(0, -1))}$` : esc(x);
+    const keep = x.endsWith("$") ? x.slice(0, -1) : x.trimEnd();
+    const repl = `${keep} sed ${WORDS[b.w]}${x.endsWith("$") ? "" : " "}`.replace(/&/g, "\\&");
+    return `sed -i 's/^${pattern}/${repl}/' ${path}`;
+  }
+
+  /**
+   * A call of pi's `bash` tool (see {@linkcode BASH_FORMS}): the command is
+   * computed from the file's current length and content, run on the file
+   * model, and what it changed remembered (for reverts).
+   */
+  bash(b: ABash): void {
+    const form = BASH_FORMS[b.cmd % BASH_FORMS.length];
+    const name = this.pickName(b.f);
+    const path = (n: string) => shellPath(n, b.form);
+    const p = path(name);
+    const lines = this.toolLines(name);
+    const total = Math.max(1, lines.length);
+    const line = (a: number) => Math.min(total, 1 + Math.floor((a / 1000) * total));
+    // a count: mostly part of the file, sometimes all of it or more
+    const count = b.len > 10 ? total + b.len - 10 : b.held ? line(b.a) : b.len;
+    const stem = name.replace(/^.*\//, "").replace(/\.txt$/, "");
+    let command: string;
+    switch (form) {
+      case "cat":
+        command = `cat ${p}`;
+        break;
+      case "cat -n":
+        command = `cat -n ${p}`;
+        break;
+      case "sed -n": {
+        const start = Math.max(1, line(b.a) - (b.len % 3));
+        command = b.len === 1
+          ? `sed -n '${start}p' ${p}`
+          : `sed -n '${start},${start + b.len - 1}p' ${p}`;
+        break;
+      }
+      case "head":
+        command = `head -n ${count} ${p}`;
+        break;
+      case "tail":
+        command = `tail -n ${count} ${p}`;
+        break;
+      case "cat | head":
+        command = `cat ${p} | head -${count}`;
+        break;
+      case "grep -n":
+        command = `grep -n ${b.held ? this.wordIn(name, b.w, b.a) : `zeta${b.w}`} ${p}`;
+        break;
+      case "sed -i":
+        command = this.sedCommand(name, p, b);
+        break;
+      case "printf >>":
+        command = `printf '${stem}+ appended ${WORDS[b.w]}\\n' >> ${p}`;
+        break;
+      case "echo >":
+        command = `echo '${stem}1 echoed ${WORDS[b.w]}' > ${p}`;
+        break;
+      case "cp":
+        command = `cp ${path(this.pickName(b.g))} ${p}`;
+        break;
+      case "rm":
+        command = `rm ${p}`;
+        break;
+      case "true":
+        command = "true";
+        break;
+      default:
+        command = `${this.sedCommand(name, p, b)} && cat ${p}`;
+    }
+    const step: ScenarioStep & { op: "bash" } = { op: "bash", command };
+    if (b.deferred && this.inFlight) step.persist = "deferred";
+    else if (!b.persist && this.inFlight) step.persist = false;
+    if (b.noRecord) step.record = false;
+    this.steps.push(step);
+    this.fs.runBash(command);
+    for (const n of [...this.regular, ...NEW_NAMES]) {
+      const node = this.fs.nodes.get(n);
+      if (node?.kind === "file") this.remember(n, node.bytes);
+    }
+  }
+
+  /** A call of pi's `grep` tool: a word of the file or of no file, in the cwd, the file or its directory. */
+  grep(g: AGrep): void {
+    const name = this.pickName(g.f);
+    const step: ScenarioStep & { op: "grep" } = {
+      op: "grep",
+      pattern: g.present ? this.wordIn(name, g.w, 500) : `zeta${g.w}`,
+    };
+    const dir = name.includes("/") ? name.slice(0, name.lastIndexOf("/")) : ".";
+    if (g.where === 1) step.path = shellPath(name, g.form);
+    else if (g.where === 2) step.path = g.form % 2 === 1 && dir !== "." ? `./${dir}` : dir;
+    if (g.deferred && this.inFlight) step.persist = "deferred";
+    else if (!g.persist && this.inFlight) step.persist = false;
+    if (g.noRecord) step.record = false;
+    this.steps.push(step);
+  }
+
   /** The lines (0-based, first and last) a replacement takes: in lines a read showed, if any. */
   place(r: ARep, all: string[], count: number, seen: [number, number][]): [number, number] {
     let p = Math.min(count - 1, Math.floor((r.at / 1000) * count));
@@ -1406,6 +1903,10 @@ class Compiler {
         return this.writeTool(s);
       case "editTool":
         return this.editTool(s);
+      case "bash":
+        return this.bash(s);
+      case "grep":
+        return this.grep(s);
       case "edit":
         return this.edit(s.f, s.e);
       case "remove": {
@@ -1523,7 +2024,7 @@ function sanitizePass(
   input.forEach((s, index) => {
     if (isCallStep(s) && startsTurn(input, index)) {
       turnEntry = turnCalls(input, index).some((i) =>
-        input[i].op === "writeTool" || input[i].op === "editTool"
+        input[i].op === "writeTool" || input[i].op === "editTool" || input[i].op === "bash"
       );
       if (turnEntry) tree.appendAll("turn", []);
     }
@@ -1555,6 +2056,13 @@ function sanitizePass(
         // pi's edit refuses what it cannot do (its error is the result): it always runs
         fs.edit(editToolArgs(s));
         if (s.persist !== false) tree.append("result");
+        break;
+      case "bash":
+      case "grep":
+        // a command that fails, or a search of a path that does not exist, is an error result
+        if (s.op === "bash") fs.runBash(s.command);
+        if (s.persist !== false) tree.append(turnEntry ? "result" : "read");
+        else if (!turnEntry) tree.unpersistedRead();
         break;
       case "write":
         // a write through a link into a directory that does not exist fails: drop it

@@ -173,6 +173,45 @@ export const PLANTED_BUGS: PlantedBug[] = [
       `    const ok = h !== null && h === hashAt(name, n) && linesOf(h)?.[n - 1] === lines[n - 1] &&\n`,
     replace: `    const ok = h !== null && h === hashAt(name, n) &&\n`,
   },
+  // SPEC §5.10: a tool result's record lists the files that differ from the model's newest view;
+  // with the list ignored in replay, a file a command showed changed keeps the trust of the
+  // view before (read F; changed outside; `cat F`; put back; read F: `unchanged`)
+  {
+    name: "tool-changed-list-ignored",
+    ports: ["reference", "pi"],
+    file: "src/core/replay.ts",
+    find: `          for (const id of meta.changed) {\n`,
+    replace: `          for (const id of meta.changed.slice(0, 0)) {\n`,
+  },
+  // SPEC §5.10: a read result of a message that also ran an opaque command gives no trust (the
+  // command may have shown the file at any point of the message); trusted, the read is the newest
+  // view even where what the command showed differs (a change between the two)
+  {
+    name: "read-in-opaque-message-trusted",
+    ports: ["reference", "pi"],
+    sessions: 300,
+    file: "src/core/replay.ts",
+    find: `        const meta = e.meta === undefined || this.#turnOpaque\n`,
+    replace: `        const meta = e.meta === undefined\n`,
+  },
+  // SPEC §5.10: while an opaque call of the current turn has no result, reads are served in full;
+  // with the check gone, a read in the message of a command is answered from the cache
+  {
+    name: "served-while-command-in-flight",
+    ports: ["reference", "pi"],
+    file: "src/shell/read_service.ts",
+    find: `    bypass: req.bypass_cache === true || knowledge.opaqueInFlight() ||\n`,
+    replace: `    bypass: req.bypass_cache === true ||\n`,
+  },
+  // SPEC §5.10 (recognised shell views): what `sed -n 'A,Bp' F` printed is a view of lines A-B;
+  // recorded as a view of the whole file, lines it never printed count as seen afresh
+  {
+    name: "sed-range-view-recorded-as-whole-file",
+    ports: ["reference", "pi"],
+    file: "src/core/shell_view.ts",
+    find: `        ? [{ start: shape.start, end: shape.end > total ? TO_END : last }]\n`,
+    replace: `        ? [{ start: 1, end: TO_END }]\n`,
+  },
   // the OpenCode plugin's partial answer (SPEC §11.8) names the line before each held stretch as
   // held too: a line the model lacks, or holds otherwise, is claimed unchanged
   {

@@ -14,6 +14,7 @@ import {
   type UnsafeAnswer,
   zeroCounts,
 } from "./checker.ts";
+import { namedIn } from "./commands.ts";
 import { linkTargetName, nameOf } from "./fs_model.ts";
 import {
   type ASession,
@@ -274,10 +275,27 @@ async function dropSteps(
   return cur;
 }
 
-/** Drops initial files no step names (directly, through `..` forms or as a link target). */
+/**
+ * Drops initial files no step names (directly, through `..` forms, as a link
+ * target, in a shell command, or as what a search without a path searches).
+ */
 export function dropUnusedFiles(vector: Scenario): Scenario {
   const used = new Set<string>();
   for (const s of vector.steps) {
+    if (s.op === "bash") {
+      for (const n of namedIn(s.command)) used.add(n);
+      // a command the oracle does not read may name a file in any form: keep what it mentions
+      for (const k of Object.keys(vector.files)) if (s.command.includes(k)) used.add(k);
+      continue;
+    }
+    if (s.op === "grep") {
+      // what it searches: the file it names, or every file under the directory
+      const at = nameOf(s.path ?? ".");
+      for (const k of Object.keys(vector.files)) {
+        if (at === "" || k === at || k.startsWith(`${at}/`)) used.add(k);
+      }
+      continue;
+    }
     if (!("path" in s) || s.path === undefined) continue;
     const p = s.op === "read" ? s.path.replace(/:\d+(?:-\d+)?$/, "") : s.path;
     used.add(nameOf(p));

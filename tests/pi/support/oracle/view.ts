@@ -49,7 +49,20 @@ export type Effect =
    */
   | { kind: "partial"; shown: { start: number; lines: string[] }[]; end: number | null }
   /** A successful edit call of the model: its replacements (see {@linkcode applyEdit}). */
-  | { kind: "edit"; edits: Replacement[] };
+  | { kind: "edit"; edits: Replacement[] }
+  /**
+   * No line of the file contains `text` (a search printed every line that
+   * does, SPEC §5.10): a known line that contains it is out of date, so
+   * unknown; the other known lines stay.
+   */
+  | { kind: "absent"; text: string }
+  /**
+   * The file has no line from `line` on (a tool printed nothing from there):
+   * known lines past it are gone, and so is line `line` unless it is the
+   * empty last line of a file that ends with a line break; where the file
+   * ends is unknown when the view put it past `line`.
+   */
+  | { kind: "dropFrom"; line: number };
 
 /** An empty view (the model holds nothing of the file). */
 export function emptyView(): View {
@@ -105,6 +118,16 @@ export function applyEffect(v: View, e: Effect): View {
       return v;
     case "edit":
       return applyEdit(v, e.edits);
+    case "absent":
+      for (const [k, l] of [...v.lines]) if (l.includes(e.text)) v.lines.delete(k);
+      return v;
+    case "dropFrom": {
+      for (const k of [...v.lines.keys()]) {
+        if (k > e.line || (k === e.line && v.lines.get(k) !== "")) v.lines.delete(k);
+      }
+      if (v.end !== null && v.end > e.line) v.end = null;
+      return v;
+    }
     case "range_diff": {
       const r = applyRangeDiff(v, e.start, e.end, e.hunks);
       for (let i = e.start; i <= e.end; i++) v.lines.delete(i);
@@ -128,9 +151,9 @@ export function applyEffect(v: View, e: Effect): View {
   }
 }
 
-/** A view folded from effects, oldest first. */
-export function foldView(effects: Iterable<Effect>): View {
-  let v = emptyView();
+/** A view folded from effects, oldest first (onto `from`, which it changes; default: empty). */
+export function foldView(effects: Iterable<Effect>, from: View = emptyView()): View {
+  let v = from;
   for (const e of effects) v = applyEffect(v, e);
   return v;
 }
