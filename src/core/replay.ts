@@ -793,7 +793,8 @@ export class ReplayCursor {
     const g = this.#groups.get(root)!;
     let at = g.events.length;
     if (inOrder) { while (at > 0 && g.events[at - 1].ord > event.ord) at--; }
-    g.events.splice(at, 0, event);
+    if (at === g.events.length) g.events.push(event);
+    else g.events.splice(at, 0, event);
     if (g.folded !== undefined && g.folded.lastOrd > event.ord) g.folded = undefined;
   }
 
@@ -936,17 +937,22 @@ export class ReplayCursor {
    * the turn showed stays known.
    */
   #endTurn(index: number): void {
-    for (const call of this.#pending.values()) this.#unknownFromTurnStart(call);
+    // (nothing is allocated when the turn had nothing pending: most turns)
+    if (this.#pending.size > 0) {
+      for (const call of this.#pending.values()) this.#unknownFromTurnStart(call);
+      this.#pending.clear();
+    }
     // a call that may have changed any file and never returned: every file is unknown (the
     // turn's reads, writes and edits gave no trust, so here is as good as the turn start)
-    if (this.#opaquePending.size > 0) this.#everyFileUnknown();
-    this.#opaquePending.clear();
-    this.#showsPending.clear();
+    if (this.#opaquePending.size > 0) {
+      this.#everyFileUnknown();
+      this.#opaquePending.clear();
+    }
+    if (this.#showsPending.size > 0) this.#showsPending.clear();
     this.#turnOpaque = false;
     this.#turnShows = false;
-    this.#pending.clear();
-    this.#takenEdits.clear();
-    this.#turnChanges = [];
+    if (this.#takenEdits.size > 0) this.#takenEdits.clear();
+    if (this.#turnChanges.length > 0) this.#turnChanges = [];
     this.#turnStart = index;
     this.#turnOrd = this.#ord++;
     this.#turnSeq = this.#seq;
@@ -1068,11 +1074,14 @@ export class ReplayCursor {
         }
       } else if (e.kind === "other") {
         this.#endTurn(i);
-        this.#turnChanges = e.changes ?? [];
-        for (const c of this.#turnChanges) this.#pending.set(c.callId, c.call);
-        this.#opaquePending = new Set(e.opaque ?? []);
+        // the turn's sets and list are empty here: filled in place (no new Set per message)
+        if (e.changes !== undefined) {
+          this.#turnChanges = e.changes;
+          for (const c of e.changes) this.#pending.set(c.callId, c.call);
+        }
+        if (e.opaque !== undefined) { for (const id of e.opaque) this.#opaquePending.add(id); }
         this.#turnOpaque = this.#opaquePending.size > 0;
-        this.#showsPending = new Set(e.shows ?? []);
+        if (e.shows !== undefined) { for (const id of e.shows) this.#showsPending.add(id); }
         this.#turnShows = this.#showsPending.size > 0;
       } else if (e.kind === "invalidate") {
         const inv = parseInvalidation(e.data);

@@ -936,8 +936,8 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     rule:
       "SPEC §5.10: a call that may change any file and never returned leaves every file unknown",
     file: "src/core/replay.ts",
-    find: "    if (this.#opaquePending.size > 0) this.#everyFileUnknown();",
-    replace: "",
+    find: "      this.#everyFileUnknown();\n      this.#opaquePending.clear();",
+    replace: "      this.#opaquePending.clear();",
   },
   {
     name: "tool-views-compared-by-hash-only",

@@ -228,8 +228,10 @@ export const PLANTED_BUGS: PlantedBug[] = [
     name: "opencode-summary-not-a-barrier",
     ports: ["opencode"],
     file: "src/adapters/opencode/branch.ts",
-    find: `      return { kind: "entries", entries: [{ id: mid, parentId: null, kind: "compaction" }] };\n`,
-    replace: `      return { kind: "entries", entries: [{ id: mid, parentId: null, kind: "other" }] };\n`,
+    find:
+      `      return { kind: "entries", entries: [{ id: mid, parentId: null, kind: "compaction" }] };\n`,
+    replace:
+      `      return { kind: "entries", entries: [{ id: mid, parentId: null, kind: "other" }] };\n`,
   },
 ];
 
