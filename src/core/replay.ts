@@ -485,9 +485,13 @@ function derivedBaseHeld(
   });
 }
 
-/** One event of the replay window that concerns files, in branch order (`ord`). */
+/**
+ * One event of the replay window that concerns files, in branch order (`ord`). A read keeps its
+ * metadata raw (`raw`: the entry's own value, set only when it parsed as valid) and parses it
+ * again when its file is folded: no parsed copy is held for every read of the session.
+ */
 type FileEvent =
-  | { ord: number; kind: "read"; meta?: ReadCacheMetaV1; call?: ReadCall; seq: number }
+  | { ord: number; kind: "read"; raw: unknown; call?: ReadCall; seq: number }
   | { ord: number; kind: "wrote"; call: ReadCall; hash: string; seq: number }
   | { ord: number; kind: "edit"; call: ReadCall; meta: ReadCacheEditMetaV1; seq: number }
   | { ord: number; kind: "invalidate"; inv: ReadCacheInvalidationV1; seq: number }
@@ -842,7 +846,8 @@ export class ReplayCursor {
       f.upTo++;
       f.lastOrd = e.ord;
       if (e.kind === "read") {
-        if (applyReadEvent(sink, e.meta, e.call, e.seq) === "ignored") f.ignored++;
+        const meta = e.raw === undefined ? undefined : parseReadCacheMeta(e.raw);
+        if (applyReadEvent(sink, meta, e.call, e.seq) === "ignored") f.ignored++;
       } else if (e.kind === "wrote") {
         applyWriteEvent(sink, e.call, e.hash, e.seq);
       } else if (e.kind === "edit") {
@@ -978,7 +983,13 @@ export class ReplayCursor {
         const call = e.call;
         const trusted = meta !== undefined && (call === undefined || metaMatchesCall(meta, call));
         this.#file(
-          { ord: this.#ord++, kind: "read", meta, call, seq: this.#seq + 1 },
+          {
+            ord: this.#ord++,
+            kind: "read",
+            raw: meta === undefined ? undefined : e.meta,
+            call,
+            seq: this.#seq + 1,
+          },
           meta?.pathKey,
           call?.pathKey,
           call?.name,
