@@ -230,6 +230,60 @@ export interface TurnChange extends FileChange {
 }
 
 /**
+ * An entry of a branch as {@linkcode ReplayCursor.advance} takes it and
+ * `BranchKnowledge` keeps it: a {@linkcode ReplayEntry}, or, for an entry of
+ * kind `other` without any of its optional fields (a user message, an
+ * assistant message that calls only reads: most entries of a session), its
+ * id alone. The same entry without an object of its own: a long session's
+ * synced branch holds one reference per such entry (SPEC §6.4).
+ *
+ * @example
+ * ```ts
+ * import type { BranchItem } from "@readcache/core/replay";
+ * const branch: BranchItem[] = ["u1", { id: "c1", parentId: "u1", kind: "compaction" }];
+ * ```
+ */
+export type BranchItem = ReplayEntry | string;
+
+/**
+ * The id of a branch item.
+ *
+ * @example
+ * ```ts
+ * import { itemId } from "@readcache/core/replay";
+ * itemId("u1"); // "u1"
+ * itemId({ id: "c1", parentId: "u1", kind: "compaction" }); // "c1"
+ * ```
+ */
+export function itemId(item: BranchItem): string {
+  return typeof item === "string" ? item : item.id;
+}
+
+/** The id of the item at `i`, `undefined` past either end. */
+function idAt(branch: readonly BranchItem[], i: number): string | undefined {
+  const e = branch[i];
+  return e === undefined ? undefined : typeof e === "string" ? e : e.id;
+}
+
+/**
+ * A replay entry as a branch keeps it ({@linkcode BranchItem}): its id alone
+ * for an entry of kind `other` without optional fields, else the entry.
+ *
+ * @example
+ * ```ts
+ * import { compactEntry } from "@readcache/core/replay";
+ * compactEntry({ id: "u1", parentId: null, kind: "other" }); // "u1"
+ * compactEntry({ id: "t1", parentId: "a1", kind: "other", toolResult: true }).kind; // "other"
+ * ```
+ */
+export function compactEntry(e: ReplayEntry): BranchItem {
+  return e.kind === "other" && e.toolResult === undefined && e.callId === undefined &&
+      e.changes === undefined && e.opaque === undefined && e.shows === undefined
+    ? e.id
+    : e;
+}
+
+/**
  * Where the replay window of a branch starts.
  *
  * @example
@@ -258,9 +312,10 @@ export interface ReplayBoundary {
  * ]); // { startIndex: 2, compactionId: "c" }
  * ```
  */
-export function findReplayBoundary(branch: readonly ReplayEntry[]): ReplayBoundary {
+export function findReplayBoundary(branch: readonly BranchItem[]): ReplayBoundary {
   for (let i = branch.length - 1; i >= 0; i--) {
     const e = branch[i];
+    if (typeof e === "string") continue;
     if (e.kind === "compaction") return { startIndex: i + 1, compactionId: e.id };
   }
   return { startIndex: 0, compactionId: null };
@@ -610,13 +665,13 @@ export class ReplayCursor {
    * Brings the cursor to the given branch (root to leaf). Extends when the
    * branch continues the consumed one, else replays from the boundary.
    */
-  advance(branch: readonly ReplayEntry[]): void {
+  advance(branch: readonly BranchItem[]): void {
     const continues = this.#consumed <= branch.length &&
       (this.#consumed === 0
         ? this.#leafId === null
-        : branch[this.#consumed - 1].id === this.#leafId) &&
+        : idAt(branch, this.#consumed - 1) === this.#leafId) &&
       (this.#boundary.compactionId === null ||
-        branch[this.#boundary.startIndex - 1]?.id === this.#boundary.compactionId);
+        idAt(branch, this.#boundary.startIndex - 1) === this.#boundary.compactionId);
     if (continues) {
       this.#last = this.#consumed === branch.length ? "unchanged" : "extended";
       this.#consume(branch, this.#consumed);
@@ -866,10 +921,10 @@ export class ReplayCursor {
   }
 
   /** True when a tool result that showed lines of the file of `call` (SPEC §5.10) lies in the current turn before `index`. */
-  #shownInTurn(branch: readonly ReplayEntry[], index: number, call: ReadCall): boolean {
+  #shownInTurn(branch: readonly BranchItem[], index: number, call: ReadCall): boolean {
     for (let j = Math.max(this.#turnStart + 1, this.#boundary.startIndex); j < index; j++) {
       const e = branch[j];
-      if (e.kind !== "tool" || e.meta === undefined) continue;
+      if (typeof e === "string" || e.kind !== "tool" || e.meta === undefined) continue;
       const shown = parseToolMeta(e.meta)?.shown ?? [];
       if (shown.some((s) => sameFile(s, call))) return true;
     }
@@ -886,10 +941,10 @@ export class ReplayCursor {
   }
 
   /** True when a read result of the file of `call` lies in the current turn before `index`. */
-  #readInTurn(branch: readonly ReplayEntry[], index: number, call: ReadCall): boolean {
+  #readInTurn(branch: readonly BranchItem[], index: number, call: ReadCall): boolean {
     for (let j = Math.max(this.#turnStart + 1, this.#boundary.startIndex); j < index; j++) {
       const e = branch[j];
-      if (e.kind !== "read") continue;
+      if (typeof e === "string" || e.kind !== "read") continue;
       const key = (e.meta as { pathKey?: unknown } | undefined)?.pathKey;
       const ids = [key, e.call?.pathKey, e.call?.name];
       if (ids.includes(call.pathKey) || ids.includes(call.name)) return true;
@@ -968,9 +1023,15 @@ export class ReplayCursor {
     this.#globals.push({ ord: this.#ord++, seq: this.#seq + 0.5 });
   }
 
-  #consume(branch: readonly ReplayEntry[], from: number): void {
+  #consume(branch: readonly BranchItem[], from: number): void {
     for (let i = from; i < branch.length; i++) {
       const e = branch[i];
+      if (typeof e === "string") {
+        // an entry of kind `other` without fields (a user message, a message calling only
+        // reads): it ends the turn and starts one with no calls to follow
+        this.#endTurn(i);
+        continue;
+      }
       if (e.kind === "compaction") {
         this.#reset({ startIndex: i + 1, compactionId: e.id });
       } else if (e.kind === "read") {
@@ -1105,7 +1166,7 @@ export class ReplayCursor {
       }
     }
     this.#consumed = branch.length;
-    this.#leafId = branch.length > 0 ? branch[branch.length - 1].id : null;
+    this.#leafId = branch.length > 0 ? itemId(branch[branch.length - 1]) : null;
   }
 }
 
