@@ -11,6 +11,9 @@ import type { ReadCacheEditMetaV1, ReadCacheMetaV1 } from "./meta.ts";
 import {
   applyEditEvent,
   applyReadEvent,
+  type BranchItem,
+  compactEntry,
+  itemId,
   type ReadCall,
   ReplayCursor,
   type ReplayEntry,
@@ -140,7 +143,7 @@ function idsOf(read: InFlightRead): Set<string> {
 export class BranchKnowledge {
   #cursor = new ReplayCursor();
   /** The branch as last synced (from the latest compaction on, for {@linkcode BranchKnowledge.syncTip}). */
-  #branch: ReplayEntry[] = [];
+  #branch: BranchItem[] = [];
   /** Index in `#branch` of each entry id (built lazily by `syncTip`). */
   #index: Map<string, number> | undefined;
   #overlay: OverlayRead[] = [];
@@ -167,9 +170,10 @@ export class BranchKnowledge {
     if (leafId !== null && leafId === this.#cursor.leafId) return;
     if (leafId === null) return this.sync([]);
     const branch = this.#branch;
-    const lastId = branch.length > 0 ? branch[branch.length - 1].id : undefined;
+    const lastId = branch.length > 0 ? itemId(branch[branch.length - 1]) : undefined;
     let index = this.#index;
-    const tail: ReplayEntry[] = [];
+    // (an entry of kind `other` without fields is kept as its id: no object per message)
+    const tail: BranchItem[] = [];
     let known = -1;
     // a session is a tree; the step bound only guards against a corrupt parent cycle
     let steps = 0;
@@ -181,9 +185,9 @@ export class BranchKnowledge {
       if (index === undefined && steps > INDEX_AFTER && branch.length > 0) {
         // the leaf moved off the synced branch's end: find where it meets the branch
         index = this.#indexed();
-        const at = tail.findIndex((e) => index!.has(e.id));
+        const at = tail.findIndex((e) => index!.has(itemId(e)));
         if (at !== -1) {
-          known = index.get(tail[at].id)!;
+          known = index.get(itemId(tail[at]))!;
           tail.length = at;
           break;
         }
@@ -197,7 +201,7 @@ export class BranchKnowledge {
       }
       const e = lookup(id);
       if (e === undefined) break;
-      tail.push(e);
+      tail.push(compactEntry(e));
       if (e.kind === "compaction") break;
       id = e.parentId;
     }
@@ -210,12 +214,12 @@ export class BranchKnowledge {
     if (known < branch.length - 1) {
       // the leaf moved: the synced branch up to where the walk met it, then the walk
       if (index !== undefined) {
-        for (let i = known + 1; i < branch.length; i++) index.delete(branch[i].id);
+        for (let i = known + 1; i < branch.length; i++) index.delete(itemId(branch[i]));
       }
       branch.length = known + 1;
     }
     for (const e of tail) {
-      index?.set(e.id, branch.length);
+      index?.set(itemId(e), branch.length);
       branch.push(e);
     }
     this.#apply(branch);
@@ -226,7 +230,7 @@ export class BranchKnowledge {
     if (this.#index === undefined) {
       const index = new Map<string, number>();
       const branch = this.#branch;
-      for (let i = 0; i < branch.length; i++) index.set(branch[i].id, i);
+      for (let i = 0; i < branch.length; i++) index.set(itemId(branch[i]), i);
       this.#index = index;
     }
     return this.#index;
@@ -234,17 +238,17 @@ export class BranchKnowledge {
 
   /** Brings the replay to `branch` (root to leaf) and reconciles the overlay. */
   sync(branch: readonly ReplayEntry[]): void {
-    this.#replace(branch.slice());
+    this.#replace(branch.map((e) => compactEntry(e)));
   }
 
   /** Makes `branch` (owned from now on) the synced branch and replays to it. */
-  #replace(branch: ReplayEntry[]): void {
+  #replace(branch: BranchItem[]): void {
     this.#branch = branch;
     this.#index = undefined;
     this.#apply(branch);
   }
 
-  #apply(branch: readonly ReplayEntry[]): void {
+  #apply(branch: readonly BranchItem[]): void {
     this.#cursor.advance(branch);
     if (this.#overlay.length === 0) return;
     let from = branch.length;
@@ -255,7 +259,8 @@ export class BranchKnowledge {
     const persisted: { index: number; entry: ReplayEntry & { kind: "read" } }[] = [];
     for (let i = from; i < branch.length; i++) {
       const e = branch[i];
-      if (e.kind === "read") persisted.push({ index: i, entry: e });
+      if (typeof e === "string") barrier = i; // a message: not a tool result
+      else if (e.kind === "read") persisted.push({ index: i, entry: e });
       else if (
         !(e.kind === "wrote" || e.kind === "changed" || e.kind === "tool" ||
           (e.kind === "other" && e.toolResult === true))
@@ -268,7 +273,7 @@ export class BranchKnowledge {
     this.#overlay = this.#overlay.filter((o) => {
       const anchored = o.anchorIndex === -1
         ? o.anchorId === null
-        : branch[o.anchorIndex]?.id === o.anchorId;
+        : o.anchorIndex < branch.length && itemId(branch[o.anchorIndex]) === o.anchorId;
       if (!anchored || o.anchorIndex < barrier || o.anchorIndex >= branch.length) return false;
       return o.read.callId === undefined || !persistedIds.has(o.read.callId);
     });

@@ -230,6 +230,60 @@ export interface TurnChange extends FileChange {
 }
 
 /**
+ * An entry of a branch as {@linkcode ReplayCursor.advance} takes it and
+ * `BranchKnowledge` keeps it: a {@linkcode ReplayEntry}, or, for an entry of
+ * kind `other` without any of its optional fields (a user message, an
+ * assistant message that calls only reads: most entries of a session), its
+ * id alone. The same entry without an object of its own: a long session's
+ * synced branch holds one reference per such entry (SPEC §6.4).
+ *
+ * @example
+ * ```ts
+ * import type { BranchItem } from "@readcache/core/replay";
+ * const branch: BranchItem[] = ["u1", { id: "c1", parentId: "u1", kind: "compaction" }];
+ * ```
+ */
+export type BranchItem = ReplayEntry | string;
+
+/**
+ * The id of a branch item.
+ *
+ * @example
+ * ```ts
+ * import { itemId } from "@readcache/core/replay";
+ * itemId("u1"); // "u1"
+ * itemId({ id: "c1", parentId: "u1", kind: "compaction" }); // "c1"
+ * ```
+ */
+export function itemId(item: BranchItem): string {
+  return typeof item === "string" ? item : item.id;
+}
+
+/** The id of the item at `i`, `undefined` past either end. */
+function idAt(branch: readonly BranchItem[], i: number): string | undefined {
+  const e = branch[i];
+  return e === undefined ? undefined : typeof e === "string" ? e : e.id;
+}
+
+/**
+ * A replay entry as a branch keeps it ({@linkcode BranchItem}): its id alone
+ * for an entry of kind `other` without optional fields, else the entry.
+ *
+ * @example
+ * ```ts
+ * import { compactEntry } from "@readcache/core/replay";
+ * compactEntry({ id: "u1", parentId: null, kind: "other" }); // "u1"
+ * compactEntry({ id: "t1", parentId: "a1", kind: "other", toolResult: true }).kind; // "other"
+ * ```
+ */
+export function compactEntry(e: ReplayEntry): BranchItem {
+  return e.kind === "other" && e.toolResult === undefined && e.callId === undefined &&
+      e.changes === undefined && e.opaque === undefined && e.shows === undefined
+    ? e.id
+    : e;
+}
+
+/**
  * Where the replay window of a branch starts.
  *
  * @example
@@ -258,9 +312,10 @@ export interface ReplayBoundary {
  * ]); // { startIndex: 2, compactionId: "c" }
  * ```
  */
-export function findReplayBoundary(branch: readonly ReplayEntry[]): ReplayBoundary {
+export function findReplayBoundary(branch: readonly BranchItem[]): ReplayBoundary {
   for (let i = branch.length - 1; i >= 0; i--) {
     const e = branch[i];
+    if (typeof e === "string") continue;
     if (e.kind === "compaction") return { startIndex: i + 1, compactionId: e.id };
   }
   return { startIndex: 0, compactionId: null };
@@ -485,9 +540,13 @@ function derivedBaseHeld(
   });
 }
 
-/** One event of the replay window that concerns files, in branch order (`ord`). */
+/**
+ * One event of the replay window that concerns files, in branch order (`ord`). A read keeps its
+ * metadata raw (`raw`: the entry's own value, set only when it parsed as valid) and parses it
+ * again when its file is folded: no parsed copy is held for every read of the session.
+ */
 type FileEvent =
-  | { ord: number; kind: "read"; meta?: ReadCacheMetaV1; call?: ReadCall; seq: number }
+  | { ord: number; kind: "read"; raw: unknown; call?: ReadCall; seq: number }
   | { ord: number; kind: "wrote"; call: ReadCall; hash: string; seq: number }
   | { ord: number; kind: "edit"; call: ReadCall; meta: ReadCacheEditMetaV1; seq: number }
   | { ord: number; kind: "invalidate"; inv: ReadCacheInvalidationV1; seq: number }
@@ -606,13 +665,13 @@ export class ReplayCursor {
    * Brings the cursor to the given branch (root to leaf). Extends when the
    * branch continues the consumed one, else replays from the boundary.
    */
-  advance(branch: readonly ReplayEntry[]): void {
+  advance(branch: readonly BranchItem[]): void {
     const continues = this.#consumed <= branch.length &&
       (this.#consumed === 0
         ? this.#leafId === null
-        : branch[this.#consumed - 1].id === this.#leafId) &&
+        : idAt(branch, this.#consumed - 1) === this.#leafId) &&
       (this.#boundary.compactionId === null ||
-        branch[this.#boundary.startIndex - 1]?.id === this.#boundary.compactionId);
+        idAt(branch, this.#boundary.startIndex - 1) === this.#boundary.compactionId);
     if (continues) {
       this.#last = this.#consumed === branch.length ? "unchanged" : "extended";
       this.#consume(branch, this.#consumed);
@@ -793,7 +852,8 @@ export class ReplayCursor {
     const g = this.#groups.get(root)!;
     let at = g.events.length;
     if (inOrder) { while (at > 0 && g.events[at - 1].ord > event.ord) at--; }
-    g.events.splice(at, 0, event);
+    if (at === g.events.length) g.events.push(event);
+    else g.events.splice(at, 0, event);
     if (g.folded !== undefined && g.folded.lastOrd > event.ord) g.folded = undefined;
   }
 
@@ -841,7 +901,8 @@ export class ReplayCursor {
       f.upTo++;
       f.lastOrd = e.ord;
       if (e.kind === "read") {
-        if (applyReadEvent(sink, e.meta, e.call, e.seq) === "ignored") f.ignored++;
+        const meta = e.raw === undefined ? undefined : parseReadCacheMeta(e.raw);
+        if (applyReadEvent(sink, meta, e.call, e.seq) === "ignored") f.ignored++;
       } else if (e.kind === "wrote") {
         applyWriteEvent(sink, e.call, e.hash, e.seq);
       } else if (e.kind === "edit") {
@@ -860,10 +921,10 @@ export class ReplayCursor {
   }
 
   /** True when a tool result that showed lines of the file of `call` (SPEC §5.10) lies in the current turn before `index`. */
-  #shownInTurn(branch: readonly ReplayEntry[], index: number, call: ReadCall): boolean {
+  #shownInTurn(branch: readonly BranchItem[], index: number, call: ReadCall): boolean {
     for (let j = Math.max(this.#turnStart + 1, this.#boundary.startIndex); j < index; j++) {
       const e = branch[j];
-      if (e.kind !== "tool" || e.meta === undefined) continue;
+      if (typeof e === "string" || e.kind !== "tool" || e.meta === undefined) continue;
       const shown = parseToolMeta(e.meta)?.shown ?? [];
       if (shown.some((s) => sameFile(s, call))) return true;
     }
@@ -880,10 +941,10 @@ export class ReplayCursor {
   }
 
   /** True when a read result of the file of `call` lies in the current turn before `index`. */
-  #readInTurn(branch: readonly ReplayEntry[], index: number, call: ReadCall): boolean {
+  #readInTurn(branch: readonly BranchItem[], index: number, call: ReadCall): boolean {
     for (let j = Math.max(this.#turnStart + 1, this.#boundary.startIndex); j < index; j++) {
       const e = branch[j];
-      if (e.kind !== "read") continue;
+      if (typeof e === "string" || e.kind !== "read") continue;
       const key = (e.meta as { pathKey?: unknown } | undefined)?.pathKey;
       const ids = [key, e.call?.pathKey, e.call?.name];
       if (ids.includes(call.pathKey) || ids.includes(call.name)) return true;
@@ -936,17 +997,22 @@ export class ReplayCursor {
    * the turn showed stays known.
    */
   #endTurn(index: number): void {
-    for (const call of this.#pending.values()) this.#unknownFromTurnStart(call);
+    // (nothing is allocated when the turn had nothing pending: most turns)
+    if (this.#pending.size > 0) {
+      for (const call of this.#pending.values()) this.#unknownFromTurnStart(call);
+      this.#pending.clear();
+    }
     // a call that may have changed any file and never returned: every file is unknown (the
     // turn's reads, writes and edits gave no trust, so here is as good as the turn start)
-    if (this.#opaquePending.size > 0) this.#everyFileUnknown();
-    this.#opaquePending.clear();
-    this.#showsPending.clear();
+    if (this.#opaquePending.size > 0) {
+      this.#everyFileUnknown();
+      this.#opaquePending.clear();
+    }
+    if (this.#showsPending.size > 0) this.#showsPending.clear();
     this.#turnOpaque = false;
     this.#turnShows = false;
-    this.#pending.clear();
-    this.#takenEdits.clear();
-    this.#turnChanges = [];
+    if (this.#takenEdits.size > 0) this.#takenEdits.clear();
+    if (this.#turnChanges.length > 0) this.#turnChanges = [];
     this.#turnStart = index;
     this.#turnOrd = this.#ord++;
     this.#turnSeq = this.#seq;
@@ -957,9 +1023,15 @@ export class ReplayCursor {
     this.#globals.push({ ord: this.#ord++, seq: this.#seq + 0.5 });
   }
 
-  #consume(branch: readonly ReplayEntry[], from: number): void {
+  #consume(branch: readonly BranchItem[], from: number): void {
     for (let i = from; i < branch.length; i++) {
       const e = branch[i];
+      if (typeof e === "string") {
+        // an entry of kind `other` without fields (a user message, a message calling only
+        // reads): it ends the turn and starts one with no calls to follow
+        this.#endTurn(i);
+        continue;
+      }
       if (e.kind === "compaction") {
         this.#reset({ startIndex: i + 1, compactionId: e.id });
       } else if (e.kind === "read") {
@@ -972,7 +1044,13 @@ export class ReplayCursor {
         const call = e.call;
         const trusted = meta !== undefined && (call === undefined || metaMatchesCall(meta, call));
         this.#file(
-          { ord: this.#ord++, kind: "read", meta, call, seq: this.#seq + 1 },
+          {
+            ord: this.#ord++,
+            kind: "read",
+            raw: meta === undefined ? undefined : e.meta,
+            call,
+            seq: this.#seq + 1,
+          },
           meta?.pathKey,
           call?.pathKey,
           call?.name,
@@ -1068,11 +1146,14 @@ export class ReplayCursor {
         }
       } else if (e.kind === "other") {
         this.#endTurn(i);
-        this.#turnChanges = e.changes ?? [];
-        for (const c of this.#turnChanges) this.#pending.set(c.callId, c.call);
-        this.#opaquePending = new Set(e.opaque ?? []);
+        // the turn's sets and list are empty here: filled in place (no new Set per message)
+        if (e.changes !== undefined) {
+          this.#turnChanges = e.changes;
+          for (const c of e.changes) this.#pending.set(c.callId, c.call);
+        }
+        if (e.opaque !== undefined) { for (const id of e.opaque) this.#opaquePending.add(id); }
         this.#turnOpaque = this.#opaquePending.size > 0;
-        this.#showsPending = new Set(e.shows ?? []);
+        if (e.shows !== undefined) { for (const id of e.shows) this.#showsPending.add(id); }
         this.#turnShows = this.#showsPending.size > 0;
       } else if (e.kind === "invalidate") {
         const inv = parseInvalidation(e.data);
@@ -1085,7 +1166,7 @@ export class ReplayCursor {
       }
     }
     this.#consumed = branch.length;
-    this.#leafId = branch.length > 0 ? branch[branch.length - 1].id : null;
+    this.#leafId = branch.length > 0 ? itemId(branch[branch.length - 1]) : null;
   }
 }
 

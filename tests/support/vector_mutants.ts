@@ -230,8 +230,9 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     name: "write-after-plain-read-taken",
     rule: "SPEC §5.8: any read result of the file earlier in the turn, with or without metadata",
     file: "src/core/replay.ts",
-    find: '      if (e.kind !== "read") continue;',
-    replace: '      if (e.kind !== "read" || e.meta === undefined) continue;',
+    find: '      if (typeof e === "string" || e.kind !== "read") continue;',
+    replace:
+      '      if (typeof e === "string" || e.kind !== "read" || e.meta === undefined) continue;',
   },
   {
     name: "malformed-write-hash-ignored",
@@ -936,8 +937,8 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     rule:
       "SPEC §5.10: a call that may change any file and never returned leaves every file unknown",
     file: "src/core/replay.ts",
-    find: "    if (this.#opaquePending.size > 0) this.#everyFileUnknown();",
-    replace: "",
+    find: "      this.#everyFileUnknown();\n      this.#opaquePending.clear();",
+    replace: "      this.#opaquePending.clear();",
   },
   {
     name: "tool-views-compared-by-hash-only",
