@@ -78,8 +78,8 @@ function errorText(e: unknown): string {
 }
 
 /**
- * Runs `input` on the reference in a fresh temporary directory and on the
- * port, and compares every read's answer. `title` names the session in the
+ * Runs `input` on the port and, meanwhile, on the reference in a fresh
+ * temporary directory, and compares every read's answer. `title` names the session in the
  * vector it gives back.
  *
  * @example
@@ -95,6 +95,8 @@ export async function diffSession(
   title = "a random session",
 ): Promise<SessionDiff> {
   const reads = input.steps.filter((s) => s.op === "read").length;
+  // the port starts first and runs while the reference does (a port is a process of its own)
+  const running = port(input);
   const cwd = realpathSync(mkdtempSync(join(tmpdir(), "readcache-diff-")));
   let vector: Scenario;
   let reference: ScenarioOutput;
@@ -102,11 +104,12 @@ export async function diffSession(
     reference = await runScenario(structuredClone(input), cwd, homedir());
     vector = expectationsFromReference(input, reference, { cwd, title });
   } catch (e) {
+    await running.catch(() => {});
     return { kind: "reference-failed", reason: errorText(e) };
   } finally {
     rmSync(cwd, { recursive: true, force: true });
   }
-  const ran = await port(input);
+  const ran = await running;
   const out = ran.ok ? parseScenarioPortOutput(ran.value, input.id) : ran;
   if (!out.ok) return { kind: "port-failed", reads, reason: out.reason, vector };
   const verdict = compareScenario(vector, out.value);
