@@ -51,6 +51,8 @@ const HELP = [
   "  --cmd <command>                   run the port with `sh -c <command>`, once per vector",
   "  --timeout <seconds>               kill a port still running after this long (default 30)",
   "  --json                            print one JSON report instead of the table",
+  "  --random <N> --cmd <command>      from a checkout: the port against the reference on N random",
+  "                                    sessions (vectors/README.md, Differential testing)",
   "",
   "examples:",
   "  deno task conformance",

@@ -166,3 +166,13 @@ Deno.test("bad arguments of the random mode have stable codes (exit 2)", async (
   assert.equal(r.code, 2);
   assert.match(r.stderr, /BAD_RANDOM: --random needs a whole number of at least 1, got "ten"/);
 });
+
+Deno.test("vectors/README.md documents the command, its last line and its options", () => {
+  const readme = readFileSync(join(repo, "vectors", "README.md"), "utf8");
+  const section = readme.slice(readme.indexOf("## Differential testing on random sessions"));
+  assert.match(section, /deno task conformance --random 200 --cmd "python3 my_port.py"/);
+  assert.match(section, /`N sessions, N reads compared, N differences`/);
+  for (const option of ["--seed", "--out", "--shrink", "--no-tools", "--no-symlinks"]) {
+    assert.ok(section.includes(option), option);
+  }
+});
