@@ -1,4 +1,4 @@
-// The pieces of the differential mode that need no pi (src/conformance/session_diff.ts,
+// The pieces of the differential mode that need no pi (scripts/differential/session_diff.ts,
 // reference_expectations.ts, minimise_session.ts), on hand-made sessions and in-process ports:
 // the reference's answers become expectations, a changed answer is the first differing read, a
 // port that cannot run a session is reported as such, and the minimiser keeps only what fails.
@@ -7,12 +7,12 @@ import assert from "node:assert/strict";
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
-import { minimiseSession } from "../src/conformance/minimise_session.ts";
+import { minimiseSession } from "../scripts/differential/minimise_session.ts";
 import {
   errorExpectation,
   expectationsFromReference,
-} from "../src/conformance/reference_expectations.ts";
-import { diffSession, type PortRunner } from "../src/conformance/session_diff.ts";
+} from "../scripts/differential/reference_expectations.ts";
+import { diffSession, type PortRunner } from "../scripts/differential/session_diff.ts";
 import { runScenario, type ScenarioOutput } from "../src/conformance/session_simulator.ts";
 import type { ScenarioInput } from "../src/conformance/vector_schema.ts";
 import { main } from "../src/conformance/runner.ts";

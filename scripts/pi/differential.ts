@@ -3,25 +3,21 @@
 // session generator (tests/pi/support/oracle/generator.ts, seeded) makes N random pi sessions;
 // each is given to the port as a scenario input (no expectations, SPEC §10) and run by the
 // reference in process; every read's answer is compared the way the scenario vectors are
-// (src/conformance/session_diff.ts). At the first session where the port differs, or cannot run
-// it, the session is minimised (src/conformance/minimise_session.ts, with the generator's
-// `sanitizeScenario` keeping every candidate runnable) and printed as a scenario vector whose
-// expectations are the reference's answers, with the first differing read (its step, the
-// reference's answer and the port's). Ends with `N sessions, N reads compared, N differences`;
-// exits 0 with no difference, 1 on a difference or a session the port could not run, 2 on bad
-// arguments or a session the reference itself could not run.
+// (scripts/differential/session_diff.ts). At the first session where the port differs, or
+// cannot run it, the session is minimised (scripts/differential/minimise_session.ts, with the
+// generator's `sanitizeScenario` keeping every candidate runnable) and printed as a scenario
+// vector whose expectations are the reference's answers, with the first differing read (its
+// step, the reference's answer and the port's). Ends with `N sessions, N reads compared, N
+// differences`; exits 0 with no difference, 1 on a difference or a session the port could not
+// run, 2 on bad arguments or a session the reference itself could not run.
 //
 // It needs pi (the generator models pi's edit tool with pi's own code), so it runs from a
 // checkout with pi-suite/deno.json, not from the published package.
 import { writeFileSync } from "node:fs";
 import fc from "fast-check";
 import { runPort } from "../../src/conformance/port_process.ts";
-import { minimiseSession } from "../../src/conformance/minimise_session.ts";
-import {
-  diffSession,
-  type PortRunner,
-  type SessionDiff,
-} from "../../src/conformance/session_diff.ts";
+import { minimiseSession } from "../differential/minimise_session.ts";
+import { diffSession, type PortRunner, type SessionDiff } from "../differential/session_diff.ts";
 import { type Scenario, scenarioInput } from "../../src/conformance/vector_schema.ts";
 import {
   compileSession,
@@ -33,7 +29,7 @@ import {
   type DifferentialArgs,
   DifferentialArgsError,
   parseDifferentialArgs,
-} from "./differential_args.ts";
+} from "../differential/differential_args.ts";
 
 /**
  * What a differential run found: counts, and the first session where the

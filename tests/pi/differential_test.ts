@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import {
   DifferentialArgsError,
   parseDifferentialArgs,
-} from "../../scripts/pi/differential_args.ts";
+} from "../../scripts/differential/differential_args.ts";
 
 const repo = fileURLToPath(new URL("../../", import.meta.url));
 const conformance = join(repo, "scripts", "conformance.ts");

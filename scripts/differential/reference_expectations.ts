@@ -11,8 +11,12 @@
  *
  * @module
  */
-import type { ScenarioOutput, StepResult } from "./session_simulator.ts";
-import { type Scenario, type ScenarioInput, ScenarioSchema } from "./vector_schema.ts";
+import type { ScenarioOutput, StepResult } from "../../src/conformance/session_simulator.ts";
+import {
+  type Scenario,
+  type ScenarioInput,
+  ScenarioSchema,
+} from "../../src/conformance/vector_schema.ts";
 
 /**
  * The part of a reference error message a port must also print: the whole

@@ -13,11 +13,15 @@
 import { mkdtempSync, realpathSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseScenarioPortOutput, type PortCheck } from "./port_output.ts";
+import { parseScenarioPortOutput, type PortCheck } from "../../src/conformance/port_output.ts";
 import { expectationsFromReference } from "./reference_expectations.ts";
-import { compareScenario } from "./scenario_compare.ts";
-import { runScenario, type ScenarioOutput, type StepResult } from "./session_simulator.ts";
-import type { Scenario, ScenarioInput } from "./vector_schema.ts";
+import { compareScenario } from "../../src/conformance/scenario_compare.ts";
+import {
+  runScenario,
+  type ScenarioOutput,
+  type StepResult,
+} from "../../src/conformance/session_simulator.ts";
+import type { Scenario, ScenarioInput } from "../../src/conformance/vector_schema.ts";
 
 /**
  * Runs a port on one scenario input and gives its stdout as a JSON object,
@@ -25,7 +29,7 @@ import type { Scenario, ScenarioInput } from "./vector_schema.ts";
  *
  * @example
  * ```ts ignore
- * import { runPort } from "./port_process.ts";
+ * import { runPort } from "../../src/conformance/port_process.ts";
  * const port: PortRunner = (input) => runPort("./my-port", 30, input);
  * ```
  */
@@ -84,7 +88,7 @@ function errorText(e: unknown): string {
  *
  * @example
  * ```ts ignore
- * import { runPort } from "./port_process.ts";
+ * import { runPort } from "../../src/conformance/port_process.ts";
  * const d = await diffSession(input, (i) => runPort("./my-port", 30, i), "random session 3");
  * if (d.kind === "differs") console.log(d.step, d.reference, d.port);
  * ```
