@@ -12,9 +12,20 @@
  * @module
  */
 
-/** What the minimiser changes: a session's initial files and its steps. */
+/**
+ * What the minimiser changes: a session's initial files and its steps (a
+ * scenario vector is one).
+ *
+ * @example
+ * ```ts
+ * import type { Minimisable } from "./minimise_session.ts";
+ * const v: Minimisable = { files: { "a.txt": "x\n" }, steps: [{ op: "read", path: "a.txt" }] };
+ * ```
+ */
 export interface Minimisable {
+  /** Initial files by name. */
   files: Record<string, unknown>;
+  /** The steps, in order. */
   steps: readonly unknown[];
 }
 
@@ -49,7 +60,9 @@ export interface MinimiseOptions<V extends Minimisable> {
  * ```
  */
 export interface Minimised<V> {
+  /** The smallest failing session found. */
   vector: V;
+  /** Candidates tried (each one run of the failure check). */
   runs: number;
 }
 

@@ -18,7 +18,7 @@ import fc from "fast-check";
 import { runPort } from "../../src/conformance/port_process.ts";
 import { minimiseSession } from "../differential/minimise_session.ts";
 import { diffSession, type PortRunner, type SessionDiff } from "../differential/session_diff.ts";
-import { type Scenario, scenarioInput } from "../../src/conformance/vector_schema.ts";
+import { scenarioInput } from "../../src/conformance/vector_schema.ts";
 import {
   compileSession,
   sanitizeScenario,
@@ -66,11 +66,6 @@ function idOf(seed: number, session: number): string {
   return `random-${seed >>> 0}-${session}`;
 }
 
-/** The generated vector with empty expectations, as a port input. */
-function inputOf(v: Scenario) {
-  return scenarioInput(v);
-}
-
 /**
  * Runs `args.sessions` random sessions through the port and the reference
  * and stops at the first difference, which it minimises. Prints nothing
@@ -102,7 +97,7 @@ export async function runDifferential(
   for (const [i, s] of samples.entries()) {
     const vector = compileSession(s, idOf(args.seed, i), args.generator);
     const title = `random session ${i} of seed ${args.seed >>> 0}`;
-    const d = await diffSession(inputOf(vector), port, title);
+    const d = await diffSession(scenarioInput(vector), port, title);
     result.sessions++;
     onProgress?.(i + 1, args.sessions);
     if (d.kind !== "reference-failed") result.reads += d.reads;
@@ -117,13 +112,13 @@ export async function runDifferential(
     // keep a candidate only when it fails the same way: a difference stays a difference
     let last: Exclude<SessionDiff, { kind: "same" }> = d;
     const m = await minimiseSession(vector, async (c) => {
-      const cd = await diffSession(inputOf(c), port, `${title}, minimised`);
+      const cd = await diffSession(scenarioInput(c), port, `${title}, minimised`);
       if (cd.kind !== d.kind) return false;
       last = cd;
       return true;
     }, { budget: args.shrinkBudget, sanitize: sanitizeScenario });
     // the outcome on the minimised session itself (the last failing candidate may be another)
-    const final = await diffSession(inputOf(m.vector), port, `${title}, minimised`);
+    const final = await diffSession(scenarioInput(m.vector), port, `${title}, minimised`);
     result.found = {
       session: i,
       originalSteps: vector.steps.length,
@@ -140,7 +135,16 @@ function oneLine(value: unknown): string {
   return text.length > 400 ? `${text.slice(0, 397)}...` : text;
 }
 
-/** The report as printed: the first difference with its minimised session, then the counts. */
+/**
+ * The report as printed: the first difference with its minimised session, then the counts.
+ *
+ * @example
+ * ```ts ignore
+ * import { formatDifferential } from "./differential.ts";
+ * formatDifferential(args, { seed: 7, sessions: 30, reads: 512, alternativeDiffs: 0 });
+ * // "seed 7, port: ./my-port\n30 sessions, 512 reads compared, 0 differences"
+ * ```
+ */
 export function formatDifferential(args: DifferentialArgs, r: DifferentialResult): string {
   const out: string[] = [];
   const f = r.found;
