@@ -29,12 +29,8 @@ import { isAbsolute, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { compareLayerResult } from "./layer_compare.ts";
 import { runLayerCase } from "./layer_port.ts";
-import {
-  parseLayerPortOutput,
-  parsePortStdout,
-  parseScenarioPortOutput,
-  type PortCheck,
-} from "./port_output.ts";
+import { parseLayerPortOutput, parseScenarioPortOutput, type PortCheck } from "./port_output.ts";
+import { runPort } from "./port_process.ts";
 import { compareScenario } from "./scenario_compare.ts";
 import { runScenario } from "./session_simulator.ts";
 import { LAYERS, listJsonFiles, parseLayerFile } from "./vector_files.ts";
@@ -55,6 +51,8 @@ const HELP = [
   "  --cmd <command>                   run the port with `sh -c <command>`, once per vector",
   "  --timeout <seconds>               kill a port still running after this long (default 30)",
   "  --json                            print one JSON report instead of the table",
+  "  --random <N> --cmd <command>      from a checkout: the port against the reference on N random",
+  "                                    sessions (vectors/README.md, Differential testing)",
   "",
   "examples:",
   "  deno task conformance",
@@ -102,103 +100,6 @@ function takeOption(args: string[], flag: string): string | undefined {
   if (value === undefined || value === "") throw new UsageError(`${flag} needs a value`);
   args.splice(i, 2);
   return value;
-}
-
-const ANSI_COLOR = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
-
-/**
- * Short one-line excerpt of a port's stderr: its first non-empty lines while
- * they fit in about 200 characters, and always its last line.
- */
-function stderrExcerpt(stderr: string): string {
-  const plain = stderr.replace(ANSI_COLOR, "");
-  const cut = (l: string) => (l.length > 120 ? `${l.slice(0, 117)}...` : l);
-  const lines = plain.split("\n").map((l) => cut(l.trim())).filter((l) => l !== "");
-  if (lines.length === 0) return "no stderr";
-  const last = lines.pop()!;
-  const shown: string[] = [];
-  let size = last.length;
-  for (const l of lines) {
-    if (size + l.length > 200) {
-      shown.push("...");
-      break;
-    }
-    shown.push(l);
-    size += l.length;
-  }
-  return `stderr: ${[...shown, last].join(" / ")}`;
-}
-
-/** Reads a stream to the end into a string; gives up quietly when cancelled. */
-async function collect(stream: ReadableStream<Uint8Array>): Promise<string> {
-  const decoder = new TextDecoder();
-  let text = "";
-  try {
-    for await (const chunk of stream) text += decoder.decode(chunk, { stream: true });
-  } catch {
-    // the port was killed: what it printed so far is all there is
-  }
-  return text + decoder.decode();
-}
-
-/**
- * Runs the port on one input: the input JSON on stdin, stdout parsed as one
- * JSON object. The port runs in its own process group, so a timeout kills it
- * and everything it started.
- */
-async function runPort(
-  cmd: string,
-  timeoutSeconds: number,
-  input: unknown,
-): Promise<PortCheck<Record<string, unknown>>> {
-  const child = new Deno.Command("sh", {
-    args: ["-c", cmd],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-    detached: true,
-  }).spawn();
-  const stdout = collect(child.stdout);
-  const stderr = collect(child.stderr);
-  const feed = (async () => {
-    const w = child.stdin.getWriter();
-    try {
-      await w.write(new TextEncoder().encode(JSON.stringify(input)));
-      await w.close();
-    } catch {
-      // the port did not read its input: its answer (or exit) says what went wrong
-    }
-  })();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timedOut = new Promise<"timeout">((resolve) => {
-    timer = setTimeout(() => resolve("timeout"), timeoutSeconds * 1000);
-  });
-  const done = Promise.all([child.status, stdout, stderr, feed]);
-  const first = await Promise.race([done, timedOut]);
-  clearTimeout(timer);
-  if (first === "timeout") {
-    for (const target of [-child.pid, child.pid]) {
-      try {
-        Deno.kill(target, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
-    await Promise.race([done, new Promise((r) => setTimeout(r, 1000))]);
-    return { ok: false, reason: `timed out after ${timeoutSeconds} s (port killed)` };
-  }
-  const [status, out, err] = first;
-  if (status.signal !== null) {
-    return { ok: false, reason: `port was killed by ${status.signal} (${stderrExcerpt(err)})` };
-  }
-  if (status.code !== 0) {
-    return { ok: false, reason: `port exited with code ${status.code} (${stderrExcerpt(err)})` };
-  }
-  const parsed = parsePortStdout(out);
-  if (!parsed.ok && out.trim() === "" && err.trim() !== "") {
-    return { ok: false, reason: `${parsed.reason} (${stderrExcerpt(err)})` };
-  }
-  return parsed;
 }
 
 function errorText(e: unknown): string {
@@ -415,6 +316,13 @@ export async function main(args: readonly string[]): Promise<number> {
     return 0;
   }
   try {
+    if (rest.includes("--random")) {
+      throw new UsageError(
+        "--random (a port against the reference on random sessions) runs from a checkout of the " +
+          "repository, not from the package: its session generator needs pi " +
+          '(`deno task conformance --random <N> --cmd "<port>"`, vectors/README.md)',
+      );
+    }
     const cmd = takeOption(rest, "--cmd");
     const timeoutText = takeOption(rest, "--timeout");
     const json = rest.includes("--json");

@@ -24,6 +24,8 @@ export interface ScenarioVerdict {
   problems: string[];
   /** Steps whose diff text differs from the reference but applies correctly. */
   alternativeDiffs: number[];
+  /** The `read` steps with a problem, in step order (the differential mode reports the first). */
+  differingSteps: number[];
 }
 
 function decode(c: string | { base64: string }): string {
@@ -103,6 +105,7 @@ function locate(
 export function compareScenario(vector: Scenario, output: ScenarioOutput): ScenarioVerdict {
   const problems: string[] = [];
   const alternativeDiffs: number[] = [];
+  const differingSteps: number[] = [];
   if (output.id !== vector.id) problems.push(`id: expected ${vector.id}, got ${output.id}`);
   const byStep = new Map<number, StepResult>(output.results.map((r) => [r.step, r]));
   const tree: VirtualTree = { versions: new Map(), current: new Map(), links: new Map() };
@@ -116,6 +119,13 @@ export function compareScenario(vector: Scenario, output: ScenarioOutput): Scena
   }
   vector.steps.forEach((step, i) => {
     if (step.op !== "read") return applyFileStep(tree, step);
+    const before = problems.length;
+    compareRead(step, i);
+    if (problems.length > before) differingSteps.push(i);
+  });
+  return { problems, alternativeDiffs, differingSteps };
+
+  function compareRead(step: Extract<Scenario["steps"][number], { op: "read" }>, i: number): void {
     const r = byStep.get(i);
     const at = `step ${i} (read ${step.path})`;
     if (!r) return void problems.push(`${at}: no result`);
@@ -163,8 +173,7 @@ export function compareScenario(vector: Scenario, output: ScenarioOutput): Scena
         problems.push(`${at}: text does not include ${JSON.stringify(inc)}`);
       }
     }
-  });
-  return { problems, alternativeDiffs };
+  }
 }
 
 /**
