@@ -115,11 +115,13 @@ export function runBashStep(command: string, cwd: string): string {
 export function piBashOutput(command: string, cwd: string): string {
   const r = spawnSync("bash", ["-c", command], {
     cwd,
-    encoding: "utf8",
     timeout: 10_000,
     stdio: ["ignore", "pipe", "pipe"],
   });
-  let text = `${r.stdout ?? ""}${r.stderr ?? ""}`;
+  // one streaming decoder over the output, as pi's: a byte order mark that starts it is dropped
+  const decoder = new TextDecoder();
+  let text = decoder.decode(r.stdout ?? new Uint8Array(), { stream: true }) +
+    decoder.decode(r.stderr ?? new Uint8Array());
   const lines = text.split("\n");
   if (lines.length > 2000 || new TextEncoder().encode(text).length > 50 * 1024) {
     const kept = lines.slice(-2000);

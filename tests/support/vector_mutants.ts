@@ -1073,6 +1073,14 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
   },
   // §10 scenario semantics
   {
+    name: "bash-output-keeps-leading-bom",
+    rule:
+      "SPEC §10: a bash step's output is decoded as pi's: a byte order mark that starts it is dropped",
+    file: "src/conformance/session_simulator.ts",
+    find: "  const decoder = new TextDecoder();\n",
+    replace: '  const decoder = new TextDecoder("utf-8", { ignoreBOM: true });\n',
+  },
+  {
     name: "deferred-result-appended-at-once",
     rule:
       "SPEC §10: a deferred result is appended just before the next returning call's result of its turn, not at its own step",
