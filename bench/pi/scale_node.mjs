@@ -27,7 +27,22 @@
 // restarts itself with --expose-gc and NODE_PATH set to pi-suite/node_modules, where the
 // extension's zod and diff are, as tests/pi/pi_rpc_e2e_test.ts runs pi). Options:
 // `--sizes 1000,20000` (entries), `--json FILE` (the figures as JSON too), `--extension FILE`
-// (another copy of src/adapters/pi/extension.ts, to compare two versions on one machine).
+// (another copy of src/adapters/pi/extension.ts, to compare two versions on one machine),
+// `--pi-readcache DIR` (or PI_READCACHE_DIR=DIR; see below).
+//
+// Side by side with pi-readcache (the other pi read cache, not on the npm registry): with
+// `--pi-readcache DIR`, DIR a checkout of https://github.com/Gurpartap/pi-readcache with its
+// dependencies installed (`npm install --omit=dev`), the same run also loads it through pi's
+// loader, from the entry its package.json declares for pi (`pi.extensions`), and times the same
+// columns for it on the same sessions, the same files and the same reads: each of its instances
+// on a runner of its own (one extension per runner, as pi with only it installed), the cold
+// reads of both alternating (ours, then it, for the same file), its warm instance beside ours. The
+// session is grown by our extension: pi-readcache reads the same `details.readcache` metadata (the
+// answer modes of every timed read are counted, and each read of it is checked against ours for
+// the same file in the same case: the run prints how many of these pairs answered alike). Then ours / pi-readcache per column. Nothing of
+// pi-readcache is in this repository: it runs from DIR only. It replays the whole branch
+// (`getBranch()`) on every read, so at sizes above 20,000 it runs fewer reads per column (the
+// counts are printed).
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -84,6 +99,7 @@ const EXTENSION = resolve(
   opt("--extension") ?? join(REPO, "src", "adapters", "pi", "extension.ts"),
 );
 const JSON_OUT = opt("--json");
+const PRC_DIR = opt("--pi-readcache") ?? (process.env.PI_READCACHE_DIR || undefined);
 const WARM = 200;
 const COLD = 15;
 const RELOADED = 7;
@@ -126,8 +142,10 @@ const ZERO_USAGE = {
  */
 class PiHarness {
   #calls = 0;
-  constructor(session, extensions, runtime) {
+  /** `ext`: the extension's record (its answers' modes are counted there). */
+  constructor(session, extensions, runtime, ext) {
     this.session = session;
+    this.ext = ext;
     this.runner = new pi.ExtensionRunner(extensions, runtime, cwd, session, undefined);
     const none = () => undefined;
     this.runner.bindCore(
@@ -186,7 +204,10 @@ class PiHarness {
     return id;
   }
 
-  /** Runs the read call `id` as pi's agent loop does; appends its result when `persist`. */
+  /**
+   * Runs the read call `id` as pi's agent loop does; appends its result when `persist`. Returns
+   * the answer's mode (`details.readcache.mode`, "none" without).
+   */
   async runRead(id, path, persist) {
     const input = this.read.prepareArguments === undefined
       ? { path }
@@ -231,6 +252,7 @@ class PiHarness {
         timestamp: Date.now(),
       });
     }
+    return details?.readcache?.mode ?? "none";
   }
 
   /** One read as the model's next turn makes it; the time of the tool call alone. */
@@ -238,47 +260,94 @@ class PiHarness {
     this.userMessage("next");
     const id = this.assistantRead(path);
     const t = performance.now();
-    await this.runRead(id, path, false);
-    return performance.now() - t;
+    const mode = await this.runRead(id, path, false);
+    const ms = performance.now() - t;
+    this.ext.modes.set(mode, (this.ext.modes.get(mode) ?? 0) + 1);
+    this.ext.lastMode = mode;
+    return ms;
   }
 }
 
 // pi's loader, as pi loads an extension: once here; new instances below call the same module's
 // default export again (the extension keeps its state per instance), `reloaded` loads anew
-async function piLoad() {
-  const loaded = await loader.loadExtensions([EXTENSION], cwd);
+async function piLoad(ext) {
+  const loaded = await loader.loadExtensions([ext.path], cwd);
   if (loaded.errors.length > 0) throw new Error(JSON.stringify(loaded.errors));
   return loaded;
 }
-await piLoad();
 // the module's default export through jiti as pi's loader imports it (moduleCache off, pi's own
-// package aliased), for new instances of the same loaded code
+// package and its typebox aliased, as pi's aliases do), for new instances of the same loaded code
 const { createJiti } = await import(
   pathToFileURL(
     createRequire(join(PI_DIR, "dist", "core", "extensions", "loader.js")).resolve("jiti"),
   )
     .href
 );
-const factory = await createJiti(piUrl("dist/core/extensions/loader.js"), {
-  moduleCache: false,
-  alias: { "@mariozechner/pi-coding-agent": join(PI_DIR, "dist", "index.js") },
-}).import(EXTENSION, { default: true });
+const piRequire = createRequire(join(PI_DIR, "dist", "core", "extensions", "loader.js"));
+const ALIASES = {
+  "@mariozechner/pi-coding-agent": join(PI_DIR, "dist", "index.js"),
+  "@sinclair/typebox": piRequire.resolve("typebox"),
+  "@sinclair/typebox/compile": piRequire.resolve("typebox/compile"),
+  "@sinclair/typebox/value": piRequire.resolve("typebox/value"),
+};
 
-async function newHarness(session) {
+/** An extension to time: its file, its factory as pi's loader makes it, its answers' modes. */
+async function extensionAt(name, path) {
+  const ext = { name, path, factory: undefined, modes: new Map(), lastMode: undefined };
+  await piLoad(ext);
+  ext.factory = await createJiti(piUrl("dist/core/extensions/loader.js"), {
+    moduleCache: false,
+    alias: ALIASES,
+  }).import(path, { default: true });
+  return ext;
+}
+
+const OURS = await extensionAt("readcache", EXTENSION);
+
+/** pi-readcache from a checkout: the entry its package.json declares for pi (`pi.extensions`). */
+async function piReadcacheAt(dir) {
+  const root = resolve(dir);
+  let pkg;
+  try {
+    pkg = createRequire(join(root, "package.json"))("./package.json");
+  } catch {
+    console.error(`--pi-readcache ${dir}: no package.json there (a pi-readcache checkout)`);
+    process.exit(2);
+  }
+  const entry = pkg.pi?.extensions?.[0];
+  if (pkg.name !== "pi-readcache" || typeof entry !== "string") {
+    console.error(`--pi-readcache ${dir}: not a pi-readcache checkout (package.json)`);
+    process.exit(2);
+  }
+  try {
+    const ext = await extensionAt("pi-readcache", resolve(root, entry));
+    ext.version = pkg.version;
+    return ext;
+  } catch (e) {
+    console.error(
+      `--pi-readcache ${dir}: pi's loader could not load it (dependencies installed? ` +
+        `\`npm install --omit=dev\` there): ${e instanceof Error ? e.message : e}`,
+    );
+    process.exit(2);
+  }
+}
+const PRC = PRC_DIR === undefined ? undefined : await piReadcacheAt(PRC_DIR);
+
+async function newHarness(session, ext = OURS) {
   const runtime = loader.createExtensionRuntime();
   const extension = await loader.loadExtensionFromFactory(
-    factory,
+    ext.factory,
     cwd,
     undefined,
     runtime,
-    EXTENSION,
+    ext.path,
   );
-  return new PiHarness(session, [extension], runtime);
+  return new PiHarness(session, [extension], runtime, ext);
 }
 
-async function reloadedHarness(session) {
-  const { extensions, runtime } = await piLoad();
-  return new PiHarness(session, extensions, runtime);
+async function reloadedHarness(session, ext = OURS) {
+  const { extensions, runtime } = await piLoad(ext);
+  return new PiHarness(session, extensions, runtime, ext);
 }
 
 /** Entries on the branch from the root to the leaf (walking parents). */
@@ -315,8 +384,13 @@ async function timePlain(path) {
 
 async function coldReads(count, make) {
   const xs = [];
-  for (let k = 0; k < count; k++) xs.push(await (await make()).timeRead(`f${k}.ts`));
+  for (let k = 0; k < count; k++) xs.push(await coldRead(k, make));
   return xs;
+}
+
+/** The first read of a new instance (`make`), of the k-th file. */
+async function coldRead(k, make) {
+  return await (await make()).timeRead(`f${k}.ts`);
 }
 
 /**
@@ -330,28 +404,53 @@ function churn() {
   return x;
 }
 
-async function reopenedReads(session, count) {
-  const xs = [];
-  for (let k = 0; k < count; k++) {
-    const reopened = pi.SessionManager.open(session.getSessionFile(), sessionDir);
-    const h = await newHarness(reopened);
-    churn();
-    xs.push(await h.timeRead(`f${k}.ts`));
-  }
-  return xs;
+/** The session reopened from its file, a new instance of `ext`, its read of the k-th file. */
+async function reopenedRead(session, k, ext = OURS) {
+  const reopened = pi.SessionManager.open(session.getSessionFile(), sessionDir);
+  const h = await newHarness(reopened, ext);
+  churn();
+  return await h.timeRead(`f${k}.ts`);
 }
 
 /** /tree: the warm instance, the leaf moved `back` entries up, then a read; back at the tip. */
 async function treeReads(h, count, back) {
   const xs = [];
-  for (let k = 0; k < count; k++) {
-    const tip = h.session.getLeafId();
-    await h.timeRead("f1.ts"); // synced at the tip
-    h.session.branch(above(h.session, back));
-    xs.push(await h.timeRead(`f${k}.ts`));
-    h.session.branch(tip);
-  }
+  for (let k = 0; k < count; k++) xs.push(await treeRead(h, k, back));
   return xs;
+}
+
+async function treeRead(h, k, back) {
+  const tip = h.session.getLeafId();
+  await h.timeRead("f1.ts"); // synced at the tip
+  h.session.branch(above(h.session, back));
+  const ms = await h.timeRead(`f${k}.ts`);
+  h.session.branch(tip);
+  return ms;
+}
+
+/** Pairs of reads (ours, pi-readcache's, same file, same case) that answered alike, and not. */
+const pairs = { alike: 0, differ: [] };
+function comparePair(what) {
+  if (OURS.lastMode === PRC.lastMode) pairs.alike++;
+  else pairs.differ.push(`${what}: ours ${OURS.lastMode}, pi-readcache ${PRC.lastMode}`);
+}
+
+/**
+ * `count` reads of ours (`one(k)`, the k-th file) and, with pi-readcache, `prcCount` of its
+ * (`prcOne(k)`) alternating with them: ours, then it, for the same file (load moves between
+ * them alike). Returns [ours, pi-readcache's].
+ */
+async function alternate(count, one, prcCount, prcOne) {
+  const xs = [];
+  const ys = [];
+  for (let k = 0; k < count; k++) {
+    xs.push(await one(k));
+    if (PRC !== undefined && k < prcCount) {
+      ys.push(await prcOne(k));
+      comparePair(`f${k}.ts`);
+    }
+  }
+  return [xs, ys];
 }
 
 /**
@@ -359,11 +458,11 @@ async function treeReads(h, count, back) {
  * extends what it synced (as every later read does). Full collections around it.
  */
 const alive = [];
-async function heapOf(session) {
+async function heapOf(session, ext = OURS) {
   gc();
   gc();
   const before = process.memoryUsage().heapUsed;
-  alive.push(await newHarness(session));
+  alive.push(await newHarness(session, ext));
   await alive[0].timeRead("f2.ts");
   await alive[0].timeRead("f3.ts");
   gc();
@@ -381,32 +480,64 @@ async function heapOf(session) {
 async function warmUp() {
   const s = pi.SessionManager.inMemory(cwd);
   const h = await newHarness(s);
+  const p = PRC === undefined ? undefined : await newHarness(s, PRC);
   const c = { step: 0 };
   await grow(h, 900, c);
   for (let k = 0; k < 3; k++) await treeReads(h, 5, 450);
   for (let k = 0; k < 3; k++) await coldReads(10, () => newHarness(s));
+  if (p !== undefined) {
+    for (let k = 0; k < 3; k++) await treeReads(p, 5, 450);
+    for (let k = 0; k < 3; k++) await coldReads(10, () => newHarness(s, PRC));
+  }
   s.appendCompaction("summary", s.getLeafId(), 1000);
   await grow(h, depth(s) + 300, c);
   await treeReads(h, 10, 150);
   await coldReads(10, () => newHarness(s));
+  if (p !== undefined) {
+    await treeReads(p, 10, 150);
+    await coldReads(10, () => newHarness(s, PRC));
+  }
   for (let k = 0; k < 20; k++) await timePlain(`f${k}.ts`);
   churn();
+  // the warm-up's reads are not the run's: the answers' modes are counted from here
+  OURS.modes.clear();
+  PRC?.modes.clear();
 }
+
+/**
+ * Reads per column for pi-readcache at `n` entries: as ours up to 20,000; above, where each of
+ * its reads replays the whole session, 20 warm and 5 of each cold case (the run would otherwise
+ * take most of an hour at 100,000).
+ */
+const prcCount = (n, count) => n <= 20_000 ? count : Math.min(count, count === WARM ? 20 : 5);
 
 await warmUp();
 const rows = [];
+const prcRows = [];
 const session = pi.SessionManager.create(cwd, sessionDir);
 const host = await newHarness(session);
+// pi-readcache's warm instance: on the same session from its start, it reads once (untimed) at
+// each size before its warm reads, so it has seen the session as ours has
+const prcHost = PRC === undefined ? undefined : await newHarness(session, PRC);
 const counter = { step: 0 };
 for (const n of SIZES) {
   await grow(host, n, counter);
   const warm = [];
   const plainReads = [];
+  const prcWarm = [];
   const branch = [];
+  if (prcHost !== undefined) {
+    prcHost.userMessage("next");
+    await prcHost.runRead(prcHost.assistantRead("f0.ts"), "f0.ts", false);
+  }
   for (let k = 0; k < WARM; k++) {
     const path = `f${(counter.step + k) % FILES}.ts`;
     warm.push(await host.timeRead(path));
     plainReads.push(await timePlain(path));
+    if (prcHost !== undefined && k < prcCount(n, WARM)) {
+      prcWarm.push(await prcHost.timeRead(path));
+      comparePair(`warm ${path}`);
+    }
   }
   // apart from the reads: getBranch() leaves garbage that the next timed read would pay for
   for (let k = 0; k < 10; k++) {
@@ -415,10 +546,33 @@ for (const n of SIZES) {
     branch.push(performance.now() - t);
   }
   churn();
-  const coldNew = await coldReads(COLD, () => newHarness(session));
-  const coldOpen = await reopenedReads(session, COLD);
-  const tree = await treeReads(host, COLD, Math.floor(n / 2));
-  const reloaded = await coldReads(RELOADED, () => reloadedHarness(session));
+  const pc = prcCount(n, COLD);
+  const pr = prcCount(n, RELOADED);
+  const [coldNew, prcNew] = await alternate(
+    COLD,
+    (k) => coldRead(k, () => newHarness(session)),
+    pc,
+    (k) => coldRead(k, () => newHarness(session, PRC)),
+  );
+  const [coldOpen, prcOpen] = await alternate(
+    COLD,
+    (k) => reopenedRead(session, k),
+    pc,
+    (k) => reopenedRead(session, k, PRC),
+  );
+  const half = Math.floor(n / 2);
+  const [tree, prcTree] = await alternate(
+    COLD,
+    (k) => treeRead(host, k, half),
+    pc,
+    (k) => treeRead(prcHost, k, half),
+  );
+  const [reloaded, prcReloaded] = await alternate(
+    RELOADED,
+    (k) => coldRead(k, () => reloadedHarness(session)),
+    pr,
+    (k) => coldRead(k, () => reloadedHarness(session, PRC)),
+  );
 
   // the same cold cases on a branch with a compaction 500 entries above its leaf
   const mainTip = session.getLeafId();
@@ -427,15 +581,38 @@ for (const n of SIZES) {
   session.appendCompaction("summary", forkAt, 1000);
   await grow(host, depth(session) + COMPACTION_BACK - 1, counter);
   churn();
-  const cNew = await coldReads(COLD, () => newHarness(session));
-  const cOpen = await reopenedReads(session, COLD);
-  const cTree = await treeReads(host, COLD, COMPACTION_BACK / 2); // half-way up to the compaction
-  const cReloaded = await coldReads(RELOADED, () => reloadedHarness(session));
+  const [cNew, prcCNew] = await alternate(
+    COLD,
+    (k) => coldRead(k, () => newHarness(session)),
+    pc,
+    (k) => coldRead(k, () => newHarness(session, PRC)),
+  );
+  const [cOpen, prcCOpen] = await alternate(
+    COLD,
+    (k) => reopenedRead(session, k),
+    pc,
+    (k) => reopenedRead(session, k, PRC),
+  );
+  const back = COMPACTION_BACK / 2; // half-way up to the compaction
+  const [cTree, prcCTree] = await alternate(
+    COLD,
+    (k) => treeRead(host, k, back),
+    pc,
+    (k) => treeRead(prcHost, k, back),
+  );
+  const [cReloaded, prcCReloaded] = await alternate(
+    RELOADED,
+    (k) => coldRead(k, () => reloadedHarness(session)),
+    pr,
+    (k) => coldRead(k, () => reloadedHarness(session, PRC)),
+  );
 
   // heaps last (full collections), then code warm again for the next size
   const cHeap = await heapOf(session);
+  const prcCHeap = PRC === undefined ? undefined : await heapOf(session, PRC);
   session.branch(mainTip);
   const heap = await heapOf(session);
+  const prcHeap = PRC === undefined ? undefined : await heapOf(session, PRC);
   if (n !== SIZES.at(-1)) await warmUp();
   rows.push({
     entries: n,
@@ -457,6 +634,27 @@ for (const n of SIZES) {
       heapMb: cHeap,
     },
   });
+  if (PRC !== undefined) {
+    prcRows.push({
+      entries: n,
+      reads: { warm: prcWarm.length, cold: pc, reloaded: pr },
+      warm: stats(prcWarm),
+      none: {
+        coldNew: stats(prcNew),
+        coldOpen: stats(prcOpen),
+        tree: stats(prcTree),
+        reloaded: stats(prcReloaded),
+        heapMb: prcHeap,
+      },
+      compacted: {
+        coldNew: stats(prcCNew),
+        coldOpen: stats(prcCOpen),
+        tree: stats(prcCTree),
+        reloaded: stats(prcCReloaded),
+        heapMb: prcCHeap,
+      },
+    });
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -548,9 +746,97 @@ if (r100 !== undefined) {
     })`,
   );
 }
-console.log(
-  "pi-readcache is not on the npm registry (`npm view pi-readcache`: 404): no side-by-side figures.",
-);
+const modes = (ext) => [...ext.modes].map(([m, c]) => `${m} ${c}`).join(", ");
+if (PRC === undefined) {
+  console.log(
+    "pi-readcache not measured (`--pi-readcache DIR`, a checkout with its dependencies: bench/README.md)",
+  );
+} else {
+  const prc = `pi-readcache ${PRC.version}`;
+  const few = prcRows.filter((p) => p.reads.warm !== WARM || p.reads.cold !== COLD);
+  console.log(
+    `\nSide by side: ${prc} (${PRC.path}), through pi's loader on the same sessions, files and reads, ` +
+      `its cold reads alternating with ours`,
+  );
+  if (few.length > 0) {
+    console.log(
+      `(its reads at ${few.map((p) => p.entries.toLocaleString("en")).join(", ")} entries: warm ${
+        few[0].reads.warm
+      }, cold ${few[0].reads.cold} each, reloaded ${few[0].reads.reloaded})`,
+    );
+  }
+  console.log(`\n${prc}, session without a compaction:\n`);
+  console.log(
+    "| entries | warm read | cold, new instance | cold, reopened | after /tree | reloaded (pi's loader) | heap |",
+  );
+  console.log("|---|---|---|---|---|---|---|");
+  for (const p of prcRows) {
+    const c = p.none;
+    console.log(
+      `| ${p.entries.toLocaleString("en")} | ${f(p.warm)} | ${f(c.coldNew)} | ${f(c.coldOpen)} | ${
+        f(c.tree)
+      } | ${f(c.reloaded)} | ${c.heapMb.toFixed(2)} MB |`,
+    );
+  }
+  console.log(`\n${prc}, branch with a compaction ${COMPACTION_BACK} entries above the leaf:\n`);
+  console.log(
+    "| entries | cold, new instance | cold, reopened | after /tree | reloaded (pi's loader) | heap |",
+  );
+  console.log("|---|---|---|---|---|---|");
+  for (const p of prcRows) {
+    const c = p.compacted;
+    console.log(
+      `| ${p.entries.toLocaleString("en")} | ${f(c.coldNew)} | ${f(c.coldOpen)} | ${f(c.tree)} | ${
+        f(c.reloaded)
+      } | ${c.heapMb.toFixed(2)} MB |`,
+    );
+  }
+  const x = (a, b) => `${(a / b).toFixed(2)}x`;
+  const m = (a, b) => x(a.p50, b.p50);
+  // heaps side by side, not as a ratio: at small sizes both are within a collection's noise
+  const mb = (a, b) => `${a.toFixed(2)} / ${b.toFixed(2)} MB`;
+  console.log(`\nOurs / ${prc} (medians; heap: ours / its):\n`);
+  console.log(
+    "| entries | warm read | cold, new instance | cold, reopened | after /tree | reloaded | heap | compaction: new / reopened / after /tree / heap |",
+  );
+  console.log("|---|---|---|---|---|---|---|---|");
+  for (const p of prcRows) {
+    const r = rows.find((o) => o.entries === p.entries);
+    const [a, b, ac, bc] = [r.none, p.none, r.compacted, p.compacted];
+    console.log(
+      `| ${p.entries.toLocaleString("en")} | ${m(r.warm, p.warm)} | ${m(a.coldNew, b.coldNew)} | ${
+        m(a.coldOpen, b.coldOpen)
+      } | ${m(a.tree, b.tree)} | ${m(a.reloaded, b.reloaded)} | ${mb(a.heapMb, b.heapMb)} | ${
+        m(ac.coldNew, bc.coldNew)
+      } / ${m(ac.coldOpen, bc.coldOpen)} / ${m(ac.tree, bc.tree)} / ${mb(ac.heapMb, bc.heapMb)} |`,
+    );
+  }
+  console.log("");
+  const p20 = prcRows.find((p) => p.entries === 20_000);
+  if (r20 !== undefined && p20 !== undefined) {
+    const a = r20.none;
+    const b = p20.none;
+    const rNew = a.coldNew.p50 / b.coldNew.p50;
+    const rOpen = a.coldOpen.p50 / b.coldOpen.p50;
+    console.log(
+      `no compaction, cold at 20,000, ours / ${prc} (target <= 0.3x): new instance ${
+        rNew.toFixed(2)
+      }x (${a.coldNew.p50.toFixed(2)} / ${b.coldNew.p50.toFixed(2)} ms), reopened ${
+        rOpen.toFixed(2)
+      }x (${a.coldOpen.p50.toFixed(2)} / ${b.coldOpen.p50.toFixed(2)} ms): ${
+        target(Math.max(rNew, rOpen) <= 0.3)
+      }`,
+    );
+  }
+  console.log(`answers of the timed reads: ours ${modes(OURS)}; ${prc} ${modes(PRC)}`);
+  console.log(
+    `reads of the same file in the same case, ours and ${prc}: ${pairs.alike} answered alike, ${pairs.differ.length} not${
+      pairs.differ.length === 0 ? "" : ` (${pairs.differ.slice(0, 5).join("; ")})`
+    }`,
+  );
+}
 if (JSON_OUT !== undefined) {
-  writeFileSync(JSON_OUT, JSON.stringify({ machine, rows }, null, 2) + "\n");
+  const json = { machine, rows };
+  if (PRC !== undefined) json.piReadcache = { version: PRC.version, rows: prcRows };
+  writeFileSync(JSON_OUT, JSON.stringify(json, null, 2) + "\n");
 }
