@@ -40,9 +40,9 @@
 // session is grown by our extension: pi-readcache reads the same `details.readcache` metadata (the
 // answer modes of every timed read are counted, and each read of it is checked against ours for
 // the same file in the same case: the run prints how many of these pairs answered alike). Then ours / pi-readcache per column. Nothing of
-// pi-readcache is in this repository: it runs from DIR only. It replays the whole branch
-// (`getBranch()`) on every read, so at sizes above 20,000 it runs fewer reads per column (the
-// counts are printed).
+// pi-readcache is in this repository: it runs from DIR only. It builds the whole branch
+// (`getBranch()`) and replays it from the latest compaction on every read, so at sizes above
+// 20,000 it runs fewer reads per column (the counts are printed).
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
