@@ -12,8 +12,8 @@ import {
   applyEditEvent,
   applyReadEvent,
   type BranchItem,
-  compactEntry,
-  itemId,
+  compactEntry as compactEntryImported,
+  itemId as itemIdImported,
   type ReadCall,
   ReplayCursor,
   type ReplayEntry,
@@ -24,6 +24,11 @@ import {
 import type { ScopeKey } from "./scope.ts";
 import type { PathTrust } from "./trust.ts";
 import { addView, type LineView, TO_END } from "./view.ts";
+
+// Names used for every entry a walk meets, bound once: pi loads an extension with jiti, whose
+// modules are read through a proxy, so each use of an imported name would cost a proxy call.
+const compactEntry = compactEntryImported;
+const itemId = itemIdImported;
 
 /**
  * A read served but not yet visible in the session branch.

@@ -15,7 +15,7 @@ import {
   type LineStretch,
   parseEditMeta,
   parseInvalidation,
-  parseReadCacheMeta,
+  parseReadCacheMeta as parseReadCacheMetaImported,
   parseToolMeta,
   READ_MODES,
   type ReadCacheEditMetaV1,
@@ -26,7 +26,12 @@ import {
 } from "./meta.ts";
 import { type Interval, subtractLines } from "./interval.ts";
 import { isContentHash } from "./hash.ts";
-import { FULL_SCOPE, parseScopeKey, type ScopeKey, scopeKeyFor } from "./scope.ts";
+import {
+  FULL_SCOPE as FULL_SCOPE_IMPORTED,
+  parseScopeKey,
+  type ScopeKey,
+  scopeKeyFor as scopeKeyForImported,
+} from "./scope.ts";
 import {
   type PathTrust,
   pathTrustAfterInvalidation,
@@ -44,6 +49,12 @@ import {
   viewsCoverWith,
   viewsHoldBase,
 } from "./view.ts";
+
+// Names used for every entry, bound once: pi loads an extension with jiti, whose modules are
+// read through a proxy, so each use of an imported name would cost a proxy call per entry.
+const parseReadCacheMeta = parseReadCacheMetaImported;
+const FULL_SCOPE = FULL_SCOPE_IMPORTED;
+const scopeKeyFor = scopeKeyForImported;
 
 /**
  * The tool call a read result answers, resolved by the shell (SPEC §3) from
@@ -802,14 +813,19 @@ export class ReplayCursor {
   }
 
   #root(id: string): string | undefined {
-    let r = this.#parent.get(id);
-    if (r === undefined) return undefined;
-    while (r !== this.#parent.get(r)) {
-      const up: string = this.#parent.get(r)!;
-      this.#parent.set(r, this.#parent.get(up)!);
+    const parent = this.#parent;
+    let r = parent.get(id);
+    // a root, or a direct child of one (nearly every lookup): nothing to compress
+    if (r === undefined || r === id) return r;
+    let up = parent.get(r)!;
+    if (up === r) return r;
+    while (r !== up) {
+      const next = parent.get(up)!;
+      parent.set(r, next);
       r = up;
+      up = next;
     }
-    this.#parent.set(id, r);
+    parent.set(id, r);
     return r;
   }
 
