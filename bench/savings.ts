@@ -18,18 +18,7 @@ import { renderBaselineRead } from "../src/core/baseline.ts";
 import { applyPiEdit } from "../src/core/edit.ts";
 import type { ReadMode } from "../src/core/meta.ts";
 import { createReadCache, type ReadCache } from "../src/shell/read_cache.ts";
-
-/** A small deterministic PRNG (mulberry32), so every run sees the same workload. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom as rng } from "../scripts/seeded_random.ts";
 
 type Step =
   /** `afterEdit`: the re-read right after the model's own edit, the file being what it wrote. */

@@ -9,6 +9,7 @@
 // so replaying the history is replaying real records.
 import { join } from "node:path";
 import { OpenCodeSessionStore } from "../../scripts/opencode/opencode_session_model.ts";
+import { seededRandom as random } from "../../scripts/seeded_random.ts";
 import { renderOpenCodeRead } from "../../src/adapters/opencode/baseline.ts";
 import type { createReadcachePlugin, ToolAfterOutput } from "../../src/adapters/opencode/plugin.ts";
 
@@ -25,18 +26,6 @@ export interface HistoryMessage {
 export interface CapturedRead {
   full: { output: string; metadata: Record<string, unknown> };
   unchanged: { output: string; metadata: Record<string, unknown> };
-}
-
-/** A seeded random source (mulberry32). */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const WORDS = ("const value result handler request response session message cache store read " +

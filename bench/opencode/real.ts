@@ -18,7 +18,8 @@ import {
   instrumentedPlugin,
   startOpenCode,
 } from "../../scripts/opencode/opencode_server.ts";
-import { generateHistory, makeProject, type PluginFactory, random } from "./history.ts";
+import { generateHistory, makeProject, type PluginFactory } from "./history.ts";
+import { seededRandom as random } from "../../scripts/seeded_random.ts";
 
 /** One read as the wrapper logged it. */
 export interface RealRead {

@@ -27,17 +27,7 @@ import {
 import { runScenarioOnOpenCode } from "../../scripts/opencode/opencode_scenario_runner.ts";
 import { openCodeVector } from "../../scripts/opencode/opencode_expectations.ts";
 import type { ScenarioInput } from "../../src/conformance/vector_schema.ts";
-
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom as random } from "../../scripts/seeded_random.ts";
 
 /** A session on the model with a cache fed its events. */
 function setup(dir: string) {
