@@ -10,6 +10,7 @@
  * @module
  */
 import {
+  lstatSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -137,7 +138,8 @@ export function piBashOutput(command: string, cwd: string): string {
 
 /**
  * Runs a `grep` step as pi's grep tool shows it: each matching line of the
- * files under `path` (the cwd by default; hidden files included) as
+ * files under `path` (the cwd by default; hidden files included; a symbolic
+ * link met while walking a directory skipped, the path searched followed) as
  * `path:N: text`, the path relative to the directory searched (the file's
  * name when a file was searched), carriage returns dropped, lines over 500
  * characters cut, at most 100 matches; `No matches found` when none.
@@ -152,15 +154,16 @@ export function runGrepStep(pattern: string, path: string | undefined, cwd: stri
   } catch {
     return `Path not found: ${at}`;
   }
-  const visit = (p: string) => {
+  // the path searched is followed; a symbolic link met while walking is skipped (no --follow)
+  const visit = (p: string, named: boolean) => {
     let st;
     try {
-      st = statSync(p);
+      st = named ? statSync(p) : lstatSync(p);
     } catch {
       return;
     }
     if (st.isDirectory()) {
-      for (const n of readdirSync(p).sort()) visit(join(p, n));
+      for (const n of readdirSync(p).sort()) visit(join(p, n), false);
       return;
     }
     if (!st.isFile()) return;
@@ -174,7 +177,7 @@ export function runGrepStep(pattern: string, path: string | undefined, cwd: stri
       );
     });
   };
-  visit(at);
+  visit(at, true);
   return rows.length === 0 ? "No matches found" : rows.join("\n");
 }
 

@@ -371,6 +371,18 @@ export class BranchKnowledge {
   }
 
   /**
+   * The model's views of one file from the branch alone, without the reads
+   * still in flight: what it holds if none of them reaches the session (SPEC
+   * §5.10, §6.3). `name` defaults to `pathKey`.
+   */
+  replayedViews(
+    pathKey: string,
+    name: string = pathKey,
+  ): Pick<FileKnowledge, "keyViews" | "nameViews"> {
+    return { keyViews: this.#cursor.keyViews(pathKey), nameViews: this.#cursor.nameViews(name) };
+  }
+
+  /**
    * The scope the latest read of `pathKey` with exactly this `offset`/`limit`
    * showed (in flight or replayed), or `undefined`: a refresh of that request
    * drops what the model was shown, not what the request would show now.

@@ -134,6 +134,7 @@ export async function toolResultMeta(
   const isKey = new Set(keys);
   const isName = new Set(names);
   const changed: string[] = [];
+  const inFlight = knowledge.inFlight.length > 0;
   // an identity that is a pathKey and a name (a file read by its real path) is read once
   for (const id of new Set([...keys, ...names])) {
     const { keyViews, nameViews } = knowledge.file(id, id);
@@ -141,6 +142,12 @@ export async function toolResultMeta(
       ...(isKey.has(id) ? [keyViews] : []),
       ...(isName.has(id) ? [nameViews] : []),
     ];
+    // a read of this message whose result never reaches the session leaves the older views
+    if (inFlight) {
+      const replayed = knowledge.replayedViews(id, id);
+      if (isKey.has(id)) viewLists.push(replayed.keyViews);
+      if (isName.has(id)) viewLists.push(replayed.nameViews);
+    }
     if (!await agrees(id, viewLists, storesOf(id, deps, cfg), cfg.maxFileBytes)) changed.push(id);
   }
   const shown = output === undefined ? [] : await shownBy(output, deps, cfg);

@@ -1073,6 +1073,22 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
   },
   // §10 scenario semantics
   {
+    name: "tool-result-checked-with-in-flight-reads-only",
+    rule:
+      "SPEC §5.10: a tool result is checked against the model's views with and without the reads of its message still in flight",
+    file: "src/shell/tool_result.ts",
+    find: "  const inFlight = knowledge.inFlight.length > 0;\n",
+    replace: "  const inFlight = false;\n",
+  },
+  {
+    name: "grep-step-follows-walked-links",
+    rule:
+      "SPEC §10: a grep step, like pi's grep (ripgrep without --follow), skips a symbolic link met while walking a directory",
+    file: "src/conformance/session_simulator.ts",
+    find: "      st = named ? statSync(p) : lstatSync(p);\n",
+    replace: "      st = statSync(p);\n",
+  },
+  {
     name: "bash-output-keeps-leading-bom",
     rule:
       "SPEC §10: a bash step's output is decoded as pi's: a byte order mark that starts it is dropped",
