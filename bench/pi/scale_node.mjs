@@ -18,7 +18,8 @@
 //             /resume build a new runtime: the module is evaluated again, its code is cold);
 // and the same cold cases on a branch of that session that has a compaction 500 entries above
 // its leaf (the strict compaction barrier: nothing above it can back an answer). Beside them pi's
-// own read and pi's getBranch(), and the heap an instance holds after two reads. Every timed path
+// own read, pi's getBranch() and a bare walk of pi's parent links from the leaf to the root
+// through getEntry (what any cold read without a compaction pays before doing anything), and the heap an instance holds after two reads. Every timed path
 // runs first on a small session of its own: "cold" is an instance's state, not code being
 // compiled (no full garbage collection comes before a timed read: one discards compiled code).
 //
@@ -545,6 +546,14 @@ for (const n of SIZES) {
     session.getBranch();
     branch.push(performance.now() - t);
   }
+  // the floor of a cold read without a compaction: pi's parent links walked from the leaf to
+  // the root through getEntry, nothing else done
+  const walk = [];
+  for (let k = 0; k < 10; k++) {
+    const t = performance.now();
+    depth(session);
+    walk.push(performance.now() - t);
+  }
   churn();
   const pc = prcCount(n, COLD);
   const pr = prcCount(n, RELOADED);
@@ -619,6 +628,7 @@ for (const n of SIZES) {
     warm: stats(warm),
     plain: stats(plainReads),
     getBranch: stats(branch),
+    walk: stats(walk),
     none: {
       coldNew: stats(coldNew),
       coldOpen: stats(coldOpen),
@@ -670,16 +680,16 @@ console.log(
 );
 console.log("Session without a compaction:\n");
 console.log(
-  "| entries | warm read | pi's plain read | cold, new instance | cold, reopened | after /tree | reloaded (pi's loader) | heap | pi getBranch() |",
+  "| entries | warm read | pi's plain read | cold, new instance | cold, reopened | after /tree | reloaded (pi's loader) | heap | pi getBranch() | pi getEntry walk |",
 );
-console.log("|---|---|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|---|");
 for (const r of rows) {
   console.log(
     `| ${r.entries.toLocaleString("en")} | ${f(r.warm)} | ${f(r.plain)} | ${f(r.none.coldNew)} | ${
       f(r.none.coldOpen)
     } | ${f(r.none.tree)} | ${f(r.none.reloaded)} | ${r.none.heapMb.toFixed(2)} MB | ${
       f(r.getBranch)
-    } |`,
+    } | ${f(r.walk)} |`,
   );
 }
 console.log(`\nBranch with a compaction ${COMPACTION_BACK} entries above the leaf:\n`);
