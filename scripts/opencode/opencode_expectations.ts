@@ -52,6 +52,9 @@
  * - `line-model`: a read of a file with `\r`, a BOM, no line at all (empty),
  *   or a line OpenCode shortens (over 2000 characters): OpenCode's line
  *   model differs from the core's there and the plugin never caches it;
+ *   also a write over a file that starts with a BOM (OpenCode's `write`
+ *   keeps the mark, pi's writes the content as given, so the file the
+ *   scenario's later steps meet differs);
  * - `not-text`: a read of a file OpenCode does not show as text (an image,
  *   a file its binary test refuses: `looksBinary` of opencode_tools.ts);
  * - `edit-shape`: an edit that is not one replacement OpenCode's exact match
@@ -125,7 +128,7 @@ export const NOT_APPLICABLE = {
   partial:
     "expects a partial answer (SPEC §8.4) without its text: OpenCode's answer is written from the lines held, and may be too large to give",
   "line-model":
-    "reads a file with CR line ends, a BOM, no line, or a line over 2000 characters: OpenCode's line model differs, the plugin never caches it",
+    "reads a file with CR line ends, a BOM, no line, or a line over 2000 characters (or writes over a file with a BOM, which OpenCode's write keeps): OpenCode's line model differs, the plugin never caches it",
   "not-text":
     "reads an image or a file OpenCode's read refuses as binary: OpenCode shows no text of it",
   "edit-shape":
@@ -348,6 +351,13 @@ export function openCodeVector(vector: Scenario): OpenCodeVector {
       case "writeTool":
         if (pathSyntax(s.path)) no("path-syntax", i);
         if (s.persist === "deferred") no("deferred", i);
+        {
+          // OpenCode's write keeps a BOM the file starts with; pi's writes the content as given
+          const old = fs.files.get(fs.real(s.path));
+          if (old !== undefined && old[0] === 0xef && old[1] === 0xbb && old[2] === 0xbf) {
+            no("line-model", i);
+          }
+        }
         fs.set(s.path, new TextEncoder().encode(s.content)); // written even when not yet returned
         break;
       case "editTool": {

@@ -83,6 +83,21 @@ Deno.test("vectors that do not apply name a documented reason and the steps that
     steps: [{ op: "read", path: "a.txt", offset: 2, limit: 3000, expect: { mode: "full" } }],
   });
   assert.deepEqual(cut, { applies: false, reasons: { truncation: [0] } });
+  // OpenCode's write keeps the BOM of the file it replaces (pi's does not): a command after it
+  // meets other bytes on each host (an oracle counterexample: `sed -i 's/^a1 /.../'` matched
+  // under pi only)
+  const overBom = openCodeVector({
+    id: "t",
+    title: "t",
+    refs: ["§10"],
+    files: { "a.txt": "\ufeffa1 beta\n" },
+    steps: [
+      { op: "writeTool", path: "a.txt", content: "a1 beta\n" },
+      { op: "bash", command: "sed -i 's/^a1 /a1 sed /' a.txt" },
+      { op: "read", path: "a.txt", expect: { mode: "full" } },
+    ],
+  });
+  assert.deepEqual(overBom, { applies: false, reasons: { "line-model": [0] } });
 });
 
 Deno.test("expectations are rewritten into OpenCode's text", () => {
