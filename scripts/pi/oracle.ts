@@ -14,6 +14,8 @@
 //
 // --no-tools generates no bash or grep steps.
 //
+// Progress goes to stderr: a status line on a terminal, else a line at each tenth of the run.
+//
 // --root runs the runners of another copy of the repository (a directory with
 // src/ and scripts/, e.g. `git archive <rev> src scripts | tar -x -C DIR`).
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -74,7 +76,14 @@ const tty = Deno.stderr.isTerminal();
 const enc = new TextEncoder();
 
 function progress(port: string, p: { done: number; total: number; unsafe: number }): void {
-  if (!tty) return;
+  if (!tty) {
+    // a log (CI, nohup): a line at each tenth of the run
+    const every = Math.max(1, Math.round(p.total / 10));
+    if (p.done % every === 0 && p.done < p.total) {
+      console.error(`[${port}] ${p.done}/${p.total} sessions, ${p.unsafe} unsafe`);
+    }
+    return;
+  }
   Deno.stderr.writeSync(
     enc.encode(`\r\x1b[K[${port}] ${p.done}/${p.total} sessions, ${p.unsafe} unsafe`),
   );
