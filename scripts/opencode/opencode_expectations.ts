@@ -74,9 +74,17 @@
  * @module
  */
 import { classifyShellCommand } from "../../src/core/shell_view.ts";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, posix } from "node:path";
+import { dirname, join, posix, relative, sep } from "node:path";
 import { runBashStep } from "../../src/conformance/session_simulator.ts";
 import { renderOpenCodeRead, splitOpenCodeLines } from "../../src/adapters/opencode/baseline.ts";
 import { openCodePartialAnswer } from "../../src/adapters/opencode/answer.ts";
@@ -212,7 +220,7 @@ class VirtualFiles {
 
   /**
    * Runs a `bash` step's command on a copy of the files (links included) and
-   * takes back what it changed, so the model keeps the content later reads
+   * takes back what it changed (files it made or removed too), so the model keeps the content later reads
    * are translated from.
    */
   runBash(command: string): string {
@@ -231,13 +239,22 @@ class VirtualFiles {
       }
       const output = runBashStep(command, dir);
       for (const p of [...this.files.keys()]) {
-        if (!p.startsWith(`${PROJECT_DIR}/`)) continue;
-        try {
-          this.files.set(p, readFileSync(at(p)));
-        } catch {
-          this.files.delete(p);
-        }
+        if (p.startsWith(`${PROJECT_DIR}/`)) this.files.delete(p);
       }
+      // every regular file now there, those the command made (`cp`, `>`) included
+      const walk = (d: string): void => {
+        for (const e of readdirSync(d, { withFileTypes: true })) {
+          const full = join(d, e.name);
+          if (e.isDirectory()) walk(full);
+          else if (e.isFile()) {
+            this.files.set(
+              posix.join(PROJECT_DIR, relative(dir, full).split(sep).join("/")),
+              readFileSync(full),
+            );
+          }
+        }
+      };
+      walk(dir);
       return output;
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -98,6 +98,19 @@ Deno.test("vectors that do not apply name a documented reason and the steps that
     ],
   });
   assert.deepEqual(overBom, { applies: false, reasons: { "line-model": [0] } });
+  // a file a command makes is followed too: `cp` of a file with a line OpenCode shortens
+  const copied = openCodeVector({
+    id: "t",
+    title: "t",
+    refs: ["§10"],
+    files: { "a.txt": "a\n", "long.txt": `${"h".repeat(2100)}\n` },
+    steps: [
+      { op: "bash", command: "rm ./a.txt" },
+      { op: "bash", command: "cp ./long.txt ./a.txt" },
+      { op: "read", path: "a.txt", expect: { mode: "full" } },
+    ],
+  });
+  assert.deepEqual(copied, { applies: false, reasons: { "line-model": [2] } });
 });
 
 Deno.test("expectations are rewritten into OpenCode's text", () => {
