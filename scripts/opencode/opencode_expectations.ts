@@ -79,12 +79,13 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   rmSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, posix, relative, sep } from "node:path";
+import { dirname, isAbsolute, join, posix, relative, resolve, sep } from "node:path";
 import { runBashStep } from "../../src/conformance/session_simulator.ts";
 import { renderOpenCodeRead, splitOpenCodeLines } from "../../src/adapters/opencode/baseline.ts";
 import { openCodePartialAnswer } from "../../src/adapters/opencode/answer.ts";
@@ -220,8 +221,8 @@ class VirtualFiles {
 
   /**
    * Runs a `bash` step's command on a copy of the files (links included) and
-   * takes back what it changed (files it made or removed too), so the model keeps the content later reads
-   * are translated from.
+   * takes back what it changed (files and links it made or removed too), so
+   * the model keeps the content later reads are translated from.
    */
   runBash(command: string): string {
     const dir = mkdtempSync(join(tmpdir(), "readcache-oc-expect-"));
@@ -238,20 +239,24 @@ class VirtualFiles {
         symlinkSync(target.startsWith(`${PROJECT_DIR}/`) ? at(target) : target, at(link));
       }
       const output = runBashStep(command, dir);
-      for (const p of [...this.files.keys()]) {
-        if (p.startsWith(`${PROJECT_DIR}/`)) this.files.delete(p);
-      }
-      // every regular file now there, those the command made (`cp`, `>`) included
+      const inProject = (p: string) => p.startsWith(`${PROJECT_DIR}/`);
+      for (const p of [...this.files.keys()]) if (inProject(p)) this.files.delete(p);
+      for (const p of [...this.links.keys()]) if (inProject(p)) this.links.delete(p);
+      // every regular file and link now there, those the command made (`cp`, `>`, `rm`) included
+      const back = (full: string) =>
+        posix.join(PROJECT_DIR, relative(dir, full).split(sep).join("/"));
       const walk = (d: string): void => {
         for (const e of readdirSync(d, { withFileTypes: true })) {
           const full = join(d, e.name);
-          if (e.isDirectory()) walk(full);
-          else if (e.isFile()) {
-            this.files.set(
-              posix.join(PROJECT_DIR, relative(dir, full).split(sep).join("/")),
-              readFileSync(full),
+          if (e.isSymbolicLink()) {
+            const target = resolve(dirname(full), readlinkSync(full));
+            const rel = relative(dir, target);
+            this.links.set(
+              back(full),
+              rel.startsWith("..") || isAbsolute(rel) ? target : back(target),
             );
-          }
+          } else if (e.isDirectory()) walk(full);
+          else if (e.isFile()) this.files.set(back(full), readFileSync(full));
         }
       };
       walk(dir);

@@ -111,6 +111,31 @@ Deno.test("vectors that do not apply name a documented reason and the steps that
     ],
   });
   assert.deepEqual(copied, { applies: false, reasons: { "line-model": [2] } });
+  // and links: a link a command removed and replaced by a file is a file from then on
+  const relinked = openCodeVector({
+    id: "t",
+    title: "t",
+    refs: ["§10"],
+    files: { "b.txt": "b\n" },
+    steps: [
+      { op: "symlink", path: "a.txt", target: "b.txt" },
+      { op: "bash", command: "rm ./a.txt" },
+      { op: "bash", command: "cp ./b.txt ./a.txt" },
+      { op: "bash", command: "cat ./a.txt" },
+      { op: "write", path: "b.txt", content: "c\n" },
+      { op: "read", path: "a.txt", expect: { mode: "full", text: "b\n" } },
+    ],
+  });
+  assert.equal(relinked.applies, true);
+  assert.ok(relinked.applies && relinked.vector.steps[5].op === "read");
+  assert.deepEqual(
+    relinked.applies && relinked.vector.steps[5].op === "read" && relinked.vector.steps[5].expect,
+    {
+      mode: "full",
+      text:
+        `<path>/project/a.txt</path>\n<type>file</type>\n<content>\n1: b\n\n(End of file - total 1 lines)\n</content>`,
+    },
+  );
 });
 
 Deno.test("expectations are rewritten into OpenCode's text", () => {
