@@ -19,9 +19,10 @@
 // and the same cold cases on a branch of that session that has a compaction 500 entries above
 // its leaf (the strict compaction barrier: nothing above it can back an answer). Beside them pi's
 // own read, pi's getBranch() and a bare walk of pi's parent links from the leaf to the root
-// through getEntry (what any cold read without a compaction pays before doing anything), and the heap an instance holds after two reads. Every timed path
-// runs first on a small session of its own: "cold" is an instance's state, not code being
-// compiled (no full garbage collection comes before a timed read: one discards compiled code).
+// through getEntry (what any cold read without a compaction pays before doing anything), and
+// the heap an instance holds after two reads. Every timed path runs first on a small session of
+// its own: "cold" is an instance's state, not code being compiled (no full garbage collection
+// comes before a timed read: one discards compiled code).
 //
 // Needs pi in pi-suite/node_modules (`npx -y deno@2 install --config pi-suite/deno.json`, which
 // `deno task bench:node` does) and Node 20+. Run alone: `node bench/pi/scale_node.mjs` (it

@@ -102,7 +102,7 @@ import {
 import { countLines } from "../../src/core/range.ts";
 import type { Scenario, ScenarioStep } from "../../src/conformance/vector_schema.ts";
 import { singleReplacement } from "./opencode_scenario_runner.ts";
-import { imageMime, looksBinary } from "./opencode_tools.ts";
+import { imageMime, looksBinary, startsWithBom } from "./opencode_tools.ts";
 
 /**
  * The project directory as the OpenCode port prints it: the port replaces
@@ -188,6 +188,11 @@ function bytesOf(c: string | { base64: string }): Uint8Array {
     : Uint8Array.from(atob(c.base64), (ch) => ch.charCodeAt(0));
 }
 
+/** True for a path inside the virtual project directory. */
+function inProject(p: string): boolean {
+  return p.startsWith(`${PROJECT_DIR}/`);
+}
+
 /** The vector's files in a virtual project directory, with symbolic links followed. */
 class VirtualFiles {
   readonly files = new Map<string, Uint8Array>();
@@ -229,17 +234,16 @@ class VirtualFiles {
     const at = (p: string) => join(dir, posix.relative(PROJECT_DIR, p));
     try {
       for (const [p, bytes] of this.files) {
-        if (!p.startsWith(`${PROJECT_DIR}/`)) continue;
+        if (!inProject(p)) continue;
         mkdirSync(dirname(at(p)), { recursive: true });
         writeFileSync(at(p), bytes);
       }
       for (const [link, target] of this.links) {
-        if (!link.startsWith(`${PROJECT_DIR}/`)) continue;
+        if (!inProject(link)) continue;
         mkdirSync(dirname(at(link)), { recursive: true });
-        symlinkSync(target.startsWith(`${PROJECT_DIR}/`) ? at(target) : target, at(link));
+        symlinkSync(inProject(target) ? at(target) : target, at(link));
       }
       const output = runBashStep(command, dir);
-      const inProject = (p: string) => p.startsWith(`${PROJECT_DIR}/`);
       for (const p of [...this.files.keys()]) if (inProject(p)) this.files.delete(p);
       for (const p of [...this.links.keys()]) if (inProject(p)) this.links.delete(p);
       // every regular file and link now there, those the command made (`cp`, `>`, `rm`) included
@@ -373,13 +377,8 @@ export function openCodeVector(vector: Scenario): OpenCodeVector {
       case "writeTool":
         if (pathSyntax(s.path)) no("path-syntax", i);
         if (s.persist === "deferred") no("deferred", i);
-        {
-          // OpenCode's write keeps a BOM the file starts with; pi's writes the content as given
-          const old = fs.files.get(fs.real(s.path));
-          if (old !== undefined && old[0] === 0xef && old[1] === 0xbb && old[2] === 0xbf) {
-            no("line-model", i);
-          }
-        }
+        // OpenCode's write keeps a BOM the file starts with; pi's writes the content as given
+        if (startsWithBom(fs.get(s.path) ?? new Uint8Array())) no("line-model", i);
         fs.set(s.path, new TextEncoder().encode(s.content)); // written even when not yet returned
         break;
       case "editTool": {

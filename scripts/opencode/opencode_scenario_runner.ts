@@ -80,6 +80,7 @@ import {
   openCodeReadTool,
   type OpenCodeToolOutcome,
   openCodeWriteTool,
+  startsWithBom,
 } from "./opencode_tools.ts";
 
 /**
@@ -447,7 +448,7 @@ export async function runScenarioOnOpenCode(
             bytes = undefined;
           }
           const uncached = bytes !== undefined &&
-            ((bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) || bytes.includes(13));
+            (startsWithBom(bytes) || bytes.includes(13));
           if (uncached) return;
           throw new Error(`step ${index}: nothing served yet for ${s.path}`);
         }

@@ -229,6 +229,18 @@ function target(filePath: string, directory: string): string {
 const BOM = "\uFEFF";
 
 /**
+ * True when `bytes` start with the UTF-8 byte order mark (OpenCode's write keeps it).
+ *
+ * @example
+ * ```ts
+ * startsWithBom(new Uint8Array([0xef, 0xbb, 0xbf, 0x61])); // true
+ * ```
+ */
+export function startsWithBom(bytes: Uint8Array): boolean {
+  return bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
+}
+
+/**
  * OpenCode's `write` of `args` (`filePath`, `content`) in `directory`.
  *
  * @example
@@ -245,7 +257,7 @@ export function openCodeWriteTool(
   const path = target(String(args.filePath), directory);
   const exists = existsSync(path);
   const old = exists ? readFileSync(path) : new Uint8Array();
-  const hadBom = old[0] === 0xef && old[1] === 0xbb && old[2] === 0xbf;
+  const hadBom = startsWithBom(old);
   let content = String(args.content);
   if (content.startsWith(BOM)) content = content.slice(1);
   if (hadBom) content = BOM + content;

@@ -75,68 +75,53 @@ Deno.test("vectors that do not apply name a documented reason and the steps that
   }
   // the rule looks at content, not at ids: a read pi cuts at 2,000 lines never applies
   const long = Array.from({ length: 2500 }, (_, i) => `row ${i + 1}\n`).join("");
-  const cut = openCodeVector({
-    id: "t",
-    title: "t",
-    refs: ["§4.3"],
-    files: { "a.txt": long },
-    steps: [{ op: "read", path: "a.txt", offset: 2, limit: 3000, expect: { mode: "full" } }],
-  });
+  const cut = ruleOn({ "a.txt": long }, [
+    { op: "read", path: "a.txt", offset: 2, limit: 3000, expect: { mode: "full" } },
+  ], ["§4.3"]);
   assert.deepEqual(cut, { applies: false, reasons: { truncation: [0] } });
   // OpenCode's write keeps the BOM of the file it replaces (pi's does not): a command after it
   // meets other bytes on each host (an oracle counterexample: `sed -i 's/^a1 /.../'` matched
   // under pi only)
-  const overBom = openCodeVector({
-    id: "t",
-    title: "t",
-    refs: ["§10"],
-    files: { "a.txt": "\ufeffa1 beta\n" },
-    steps: [
-      { op: "writeTool", path: "a.txt", content: "a1 beta\n" },
-      { op: "bash", command: "sed -i 's/^a1 /a1 sed /' a.txt" },
-      { op: "read", path: "a.txt", expect: { mode: "full" } },
-    ],
-  });
+  const overBom = ruleOn({ "a.txt": "\ufeffa1 beta\n" }, [
+    { op: "writeTool", path: "a.txt", content: "a1 beta\n" },
+    { op: "bash", command: "sed -i 's/^a1 /a1 sed /' a.txt" },
+    { op: "read", path: "a.txt", expect: { mode: "full" } },
+  ]);
   assert.deepEqual(overBom, { applies: false, reasons: { "line-model": [0] } });
   // a file a command makes is followed too: `cp` of a file with a line OpenCode shortens
-  const copied = openCodeVector({
-    id: "t",
-    title: "t",
-    refs: ["§10"],
-    files: { "a.txt": "a\n", "long.txt": `${"h".repeat(2100)}\n` },
-    steps: [
-      { op: "bash", command: "rm ./a.txt" },
-      { op: "bash", command: "cp ./long.txt ./a.txt" },
-      { op: "read", path: "a.txt", expect: { mode: "full" } },
-    ],
-  });
+  const copied = ruleOn({ "a.txt": "a\n", "long.txt": `${"h".repeat(2100)}\n` }, [
+    { op: "bash", command: "rm ./a.txt" },
+    { op: "bash", command: "cp ./long.txt ./a.txt" },
+    { op: "read", path: "a.txt", expect: { mode: "full" } },
+  ]);
   assert.deepEqual(copied, { applies: false, reasons: { "line-model": [2] } });
   // and links: a link a command removed and replaced by a file is a file from then on
-  const relinked = openCodeVector({
-    id: "t",
-    title: "t",
-    refs: ["§10"],
-    files: { "b.txt": "b\n" },
-    steps: [
-      { op: "symlink", path: "a.txt", target: "b.txt" },
-      { op: "bash", command: "rm ./a.txt" },
-      { op: "bash", command: "cp ./b.txt ./a.txt" },
-      { op: "bash", command: "cat ./a.txt" },
-      { op: "write", path: "b.txt", content: "c\n" },
-      { op: "read", path: "a.txt", expect: { mode: "full", text: "b\n" } },
-    ],
+  const relinked = ruleOn({ "b.txt": "b\n" }, [
+    { op: "symlink", path: "a.txt", target: "b.txt" },
+    { op: "bash", command: "rm ./a.txt" },
+    { op: "bash", command: "cp ./b.txt ./a.txt" },
+    { op: "bash", command: "cat ./a.txt" },
+    { op: "write", path: "b.txt", content: "c\n" },
+    { op: "read", path: "a.txt", expect: { mode: "full", text: "b\n" } },
+  ]);
+  assert.ok(relinked.applies);
+  const read = relinked.vector.steps[5];
+  assert.equal(read.op, "read");
+  assert.deepEqual(read.op === "read" && read.expect, {
+    mode: "full",
+    text:
+      `<path>/project/a.txt</path>\n<type>file</type>\n<content>\n1: b\n\n(End of file - total 1 lines)\n</content>`,
   });
-  assert.equal(relinked.applies, true);
-  assert.ok(relinked.applies && relinked.vector.steps[5].op === "read");
-  assert.deepEqual(
-    relinked.applies && relinked.vector.steps[5].op === "read" && relinked.vector.steps[5].expect,
-    {
-      mode: "full",
-      text:
-        `<path>/project/a.txt</path>\n<type>file</type>\n<content>\n1: b\n\n(End of file - total 1 lines)\n</content>`,
-    },
-  );
 });
+
+/** The applicability rule on a one-off vector of these files and steps. */
+function ruleOn(
+  files: Scenario["files"],
+  steps: Scenario["steps"],
+  refs = ["§10"],
+): ReturnType<typeof openCodeVector> {
+  return openCodeVector({ id: "t", title: "t", refs, files, steps });
+}
 
 Deno.test("expectations are rewritten into OpenCode's text", () => {
   const oc = openCodeVector({
