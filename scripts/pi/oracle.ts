@@ -10,7 +10,10 @@
 //
 //   deno task oracle [--sessions N] [--seed S] [--port reference|pi|pi-no-events|opencode|all]
 //                    [--shrink K] [--out DIR] [--no-symlinks] [--no-in-flight] [--no-tools]
-//                    [--root DIR]
+//                    [--root DIR] [--only I,J,...]
+//
+// --only runs only the generated sessions with these indices (as "unsafe sessions" and the
+// counterexamples name them), e.g. to check flagged sessions of a long run again.
 //
 // --no-tools generates no bash or grep steps.
 //
@@ -31,7 +34,7 @@ import { type OracleResult, runOracle } from "../../tests/pi/support/oracle/run.
 
 const USAGE =
   "usage: deno task oracle [--sessions N] [--seed S] [--port reference|pi|pi-no-events|opencode|all] " +
-  "[--shrink K] [--out DIR] [--no-symlinks] [--no-in-flight] [--no-tools] [--root DIR]";
+  "[--shrink K] [--out DIR] [--no-symlinks] [--no-in-flight] [--no-tools] [--root DIR] [--only I,J,...]";
 
 function fail(message: string): never {
   console.error(`${message}\n${USAGE}`);
@@ -50,6 +53,7 @@ const { values } = parseArgs({
     "no-in-flight": { type: "boolean", default: false },
     "no-tools": { type: "boolean", default: false },
     root: { type: "string" },
+    only: { type: "string" },
     help: { type: "boolean", short: "h", default: false },
   },
 });
@@ -67,6 +71,12 @@ const seed = values.seed === undefined ? (Date.now() ^ (Math.random() * 2 ** 31)
   values.seed,
 );
 const shrink = int("shrink", values.shrink);
+const only = values.only === undefined
+  ? undefined
+  : values.only.split(",").map((v) => int("only", v.trim()));
+if (only?.some((i) => i < 0 || i >= sessions)) {
+  fail(`--only takes session indices from 0 to ${sessions - 1}`);
+}
 const ports: PortName[] = values.port === "all"
   ? [...PORT_NAMES]
   : PORT_NAMES.includes(values.port as PortName)
@@ -91,7 +101,8 @@ function progress(port: string, p: { done: number; total: number; unsafe: number
 
 function report(port: PortName, r: OracleResult, seconds: number): void {
   const again = `deno task oracle --port ${port} --sessions ${sessions} --seed ${seed}` +
-    (values.root === undefined ? "" : ` --root ${values.root}`);
+    (values.root === undefined ? "" : ` --root ${values.root}`) +
+    (only === undefined ? "" : ` --only ${only.join(",")}`);
   if (r.errors.length > 0) {
     console.log(`${r.errors.length} generated vectors could not run on ${port}; first:`);
     console.log(`  ${r.errors[0].message}`);
@@ -102,6 +113,10 @@ function report(port: PortName, r: OracleResult, seconds: number): void {
     for (const u of r.unsafe) byCategory.set(u.category, (byCategory.get(u.category) ?? 0) + 1);
     console.log(
       `unsafe answers by category: ${[...byCategory].map(([c, n]) => `${c} ${n}`).join(", ")}`,
+    );
+    const flagged = [...new Set(r.unsafe.map((u) => u.session))];
+    console.log(
+      `unsafe sessions: ${flagged.join(",")} (check them again alone: --only ${flagged.join(",")})`,
     );
     for (const c of r.counterexamples) {
       console.log(`\ncounterexample (${c.category}, from session ${c.session}, shrunk):`);
@@ -163,6 +178,7 @@ for (const port of ports) {
     sessions,
     seed,
     shrink,
+    ...(only === undefined ? {} : { only }),
     generator: {
       ...(values["no-symlinks"] ? { symlinks: false } : {}),
       ...(values["no-in-flight"] ? { inFlight: false } : {}),

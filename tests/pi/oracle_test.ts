@@ -1616,6 +1616,17 @@ for (const [port, sessions] of [["reference", 250], ["pi", 150], ["pi-no-events"
   });
 }
 
+Deno.test("oracle: --only runs the named sessions of a run alone, as the run generated them", async () => {
+  const run = (only: number[]) =>
+    runOracle({ port: PORTS.reference, sessions: 40, seed: SEED, shrink: 0, only });
+  const [a, b, both] = [await run([7]), await run([31]), await run([31, 7])];
+  assert.deepEqual([a.sessions, b.sessions, both.sessions], [1, 1, 2]);
+  assert.ok(a.reads > 0 && b.reads > 0);
+  assert.equal(both.reads, a.reads + b.reads);
+  assert.equal(both.cachedAnswers, a.cachedAnswers + b.cachedAnswers);
+  assert.deepEqual((await run([7])).modes, a.modes, "the same session each time");
+});
+
 Deno.test("oracle: 150 generated sessions through opencode, steps it cannot run dropped and counted, 0 unsafe answers", async () => {
   const r = await runOracle({
     port: PORTS.opencode,

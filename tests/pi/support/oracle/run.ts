@@ -90,6 +90,12 @@ export interface OracleOptions {
   shrink?: number;
   /** Port runs allowed per shrink (default 400). */
   shrinkBudget?: number;
+  /**
+   * Run only the sessions with these indices (0-based, as counterexamples and
+   * `unsafe[].session` name them) among the `sessions` generated: a flagged
+   * session of a long run checked again on its own.
+   */
+  only?: readonly number[];
 }
 
 /** What {@linkcode runOracle} found. */
@@ -153,7 +159,9 @@ export async function runOracle(options: OracleOptions): Promise<OracleResult> {
     sessionsWithDrops: 0,
   };
   const firstByCategory = new Map<string, number>();
+  const only = options.only === undefined ? undefined : new Set(options.only);
   for (const [i, s] of samples.entries()) {
+    if (only !== undefined && !only.has(i)) continue;
     const vector = compileSession(s, `oracle-${seedTag(seed)}-${i}`, options.generator);
     if (port.prepare !== undefined) {
       const { dropped } = port.prepare(vector);
@@ -175,8 +183,8 @@ export async function runOracle(options: OracleOptions): Promise<OracleResult> {
       for (const a of o.anomalies) result.anomalies.push({ ...a, session: i });
     }
     options.onProgress?.({
-      done: i + 1,
-      total: sessions,
+      done: only === undefined ? i + 1 : result.sessions,
+      total: only === undefined ? sessions : only.size,
       reads: result.reads,
       cachedAnswers: result.cachedAnswers,
       unsafe: result.unsafe.length,
