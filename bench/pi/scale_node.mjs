@@ -12,6 +12,9 @@
 //   reopened  the session reopened from its file (SessionManager.open, as /resume does) and a new
 //             instance, its first read (after enough short-lived garbage that what pi allocated
 //             while parsing is promoted: pi's parsing is not the read's cost);
+//   (both continue from the replay the extension saved while the session grew: SPEC §6.5)
+//   nothing saved  a new instance after the saved replays are removed (a session kept before
+//             the extension was installed): the walk to the root, and the save that read makes;
 //   /tree     the warm instance after the leaf moved half-way up the branch (as /tree to an
 //             earlier point, then a new prompt);
 //   reloaded  a new instance from pi's loader anew (`loadExtensions`, as pi's /reload and
@@ -46,7 +49,15 @@
 // (`getBranch()`) and replays it from the latest compaction on every read, so at sizes above
 // 20,000 it runs fewer reads per column (the counts are printed).
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import { cpus, tmpdir } from "node:os";
 import { delimiter, join, resolve } from "node:path";
@@ -112,6 +123,8 @@ const COMPACTION_BACK = 500;
 
 const cwd = realpathSync(mkdtempSync(join(tmpdir(), "readcache-scale-node-")));
 const sessionDir = join(cwd, ".sessions");
+/** Where the extension saves a session's replay (SPEC §6.5). */
+const STATE_DIR = join(cwd, ".pi", "readcache", "state");
 process.on("exit", () => rmSync(cwd, { recursive: true, force: true }));
 const FILES = 200;
 const body = (f) =>
@@ -570,6 +583,14 @@ for (const n of SIZES) {
     pc,
     (k) => reopenedRead(session, k, PRC),
   );
+  const savedKb = (existsSync(STATE_DIR) ? readdirSync(STATE_DIR) : [])
+    .reduce((kb, name) => kb + statSync(join(STATE_DIR, name)).size / 1024, 0);
+  // a session the extension saved no replay of (SPEC §6.5: sessions kept before it was
+  // installed, a damaged store): the walk to the root, and the save that read makes
+  const coldUnsaved = await coldReads(COLD, () => {
+    rmSync(STATE_DIR, { recursive: true, force: true });
+    return newHarness(session);
+  });
   const half = Math.floor(n / 2);
   const [tree, prcTree] = await alternate(
     COLD,
@@ -633,6 +654,8 @@ for (const n of SIZES) {
     none: {
       coldNew: stats(coldNew),
       coldOpen: stats(coldOpen),
+      coldUnsaved: stats(coldUnsaved),
+      savedKb,
       tree: stats(tree),
       reloaded: stats(reloaded),
       heapMb: heap,
@@ -681,18 +704,24 @@ console.log(
 );
 console.log("Session without a compaction:\n");
 console.log(
-  "| entries | warm read | pi's plain read | cold, new instance | cold, reopened | after /tree | reloaded (pi's loader) | heap | pi getBranch() | pi getEntry walk |",
+  "| entries | warm read | pi's plain read | cold, new instance | cold, reopened | cold, nothing saved | after /tree | reloaded (pi's loader) | heap | pi getBranch() | pi getEntry walk |",
 );
-console.log("|---|---|---|---|---|---|---|---|---|---|");
+console.log("|---|---|---|---|---|---|---|---|---|---|---|");
 for (const r of rows) {
   console.log(
     `| ${r.entries.toLocaleString("en")} | ${f(r.warm)} | ${f(r.plain)} | ${f(r.none.coldNew)} | ${
       f(r.none.coldOpen)
-    } | ${f(r.none.tree)} | ${f(r.none.reloaded)} | ${r.none.heapMb.toFixed(2)} MB | ${
-      f(r.getBranch)
-    } | ${f(r.walk)} |`,
+    } | ${f(r.none.coldUnsaved)} | ${f(r.none.tree)} | ${f(r.none.reloaded)} | ${
+      r.none.heapMb.toFixed(2)
+    } MB | ${f(r.getBranch)} | ${f(r.walk)} |`,
   );
 }
+console.log(
+  `\nThe saved replay (SPEC §6.5) the cold reads continue from: ${
+    rows.map((r) => `${r.none.savedKb.toFixed(0)} KB at ${r.entries.toLocaleString("en")} entries`)
+      .join(", ")
+  }`,
+);
 console.log(`\nBranch with a compaction ${COMPACTION_BACK} entries above the leaf:\n`);
 console.log(
   "| entries | cold, new instance | cold, reopened | after /tree | reloaded (pi's loader) | heap |",

@@ -45,6 +45,13 @@ import { FakePiHost } from "./pi_host.ts";
 export interface PiRunOptions {
   /** Deliver pi's session events to the extension (default true). */
   events?: boolean;
+  /**
+   * The extension's `saveReplayEvery` (SPEC §6.5). Default 1: a file-backed
+   * session's replay is saved at every quiet read, so every restart, `/tree`
+   * and fork of a vector continues from a saved replay where one is on the
+   * branch (the port exercises saved replays as much as it can).
+   */
+  saveReplayEvery?: number;
 }
 
 type ReadStep = Extract<ScenarioStep, { op: "read" }>;
@@ -98,7 +105,7 @@ export async function runScenarioOnPi(
     ? mkdtempSync(join(tmpdir(), "readcache-pi-sessions-"))
     : undefined;
   try {
-    return await run(vector, cwd, home, events, sessionDir);
+    return await run(vector, cwd, home, events, sessionDir, options.saveReplayEvery ?? 1);
   } finally {
     if (sessionDir !== undefined) rmSync(sessionDir, { recursive: true, force: true });
   }
@@ -110,6 +117,7 @@ async function run(
   home: string,
   events: boolean,
   sessionDir: string | undefined,
+  saveReplayEvery: number,
 ): Promise<ScenarioOutput> {
   const write = (rel: string, c: string | { base64: string }) => writeVectorFile(cwd, rel, c);
   for (const [rel, c] of Object.entries(vector.files)) write(rel, c);
@@ -123,7 +131,7 @@ async function run(
     host.registerTool(createEditToolDefinition(cwd) as unknown as PiToolDefinition);
     host.registerTool(createBashToolDefinition(cwd) as unknown as PiToolDefinition);
     host.registerTool(createGrepToolDefinition(cwd) as unknown as PiToolDefinition);
-    createReadcacheExtension({ config, home: () => home })(host);
+    createReadcacheExtension({ config, home: () => home, saveReplayEvery })(host);
     if (events) host.emit("session_start");
     return host;
   };

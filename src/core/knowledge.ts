@@ -18,6 +18,7 @@ import {
   ReplayCursor,
   type ReplayEntry,
   type ReplaySnapshot,
+  type ReplayState,
   type TurnChange,
   type ViewSink,
 } from "./replay.ts";
@@ -154,6 +155,43 @@ export class BranchKnowledge {
   #overlay: OverlayRead[] = [];
   #ranks = new Map<string, number>();
   #served = 0;
+  /** The entry a restored replay continues from (SPEC §6.5), while the cursor is restored. */
+  #restoredLeaf: string | undefined;
+
+  /**
+   * Knowledge that continues from a saved replay (SPEC §6.5) as a replay of
+   * the whole branch up to `state.leafId` would: its synced branch starts at
+   * that entry. {@linkcode BranchKnowledge.syncTip} then walks up from the
+   * leaf only to that entry when it is on the branch, and replays the branch
+   * from its latest compaction as usual when it is not (or when the saved
+   * replay cannot be continued: `ReplayCursor.lost`).
+   *
+   * @example
+   * ```ts
+   * import { BranchKnowledge } from "@readcache/core/replay";
+   * const k = new BranchKnowledge();
+   * k.sync([{ id: "u1", parentId: null, kind: "other" }]);
+   * const again = BranchKnowledge.restore(k.saveState()!);
+   * again.syncTip("u2", (id) => ({ id, parentId: "u1", kind: "other" }));
+   * again.snapshot().windowSize; // 2
+   * ```
+   */
+  static restore(state: ReplayState): BranchKnowledge {
+    const k = new BranchKnowledge();
+    k.#cursor = ReplayCursor.restore(state);
+    k.#branch = [state.leafId];
+    k.#restoredLeaf = state.leafId;
+    return k;
+  }
+
+  /**
+   * The replay of the synced branch, saved for a later cold start (SPEC
+   * §6.5), or `undefined` when its leaf is not a quiet point (see
+   * `ReplayCursor.saveState`). The in-flight overlay is never part of it.
+   */
+  saveState(): ReplayState | undefined {
+    return this.#cursor.saveState();
+  }
 
   /**
    * Brings the knowledge to the branch ending at `leafId` by walking up from
@@ -228,6 +266,28 @@ export class BranchKnowledge {
       branch.push(e);
     }
     this.#apply(branch);
+    if (this.#cursor.lost) this.#replayWhole(leafId, lookup);
+  }
+
+  /**
+   * A restored replay that cannot be continued (SPEC §6.5): replays the
+   * branch from its latest compaction instead, keeping the in-flight reads
+   * (their places move from counting at the restored entry to counting at
+   * the window's start).
+   */
+  #replayWhole(leafId: string, lookup: (id: string) => ReplayEntry | undefined): void {
+    const restoredLeaf = this.#restoredLeaf;
+    const overlay = this.#overlay;
+    this.#cursor = new ReplayCursor();
+    this.#branch = [];
+    this.#index = undefined;
+    this.#overlay = [];
+    this.#restoredLeaf = undefined;
+    this.syncTip(leafId, lookup);
+    const at = this.#branch.findIndex((e) => itemId(e) === restoredLeaf);
+    for (const o of overlay) o.anchorIndex += at;
+    this.#overlay = overlay;
+    this.#apply(this.#branch);
   }
 
   /** The index of the synced branch (id to place), made now if there is none. */
@@ -250,6 +310,7 @@ export class BranchKnowledge {
   #replace(branch: BranchItem[]): void {
     this.#branch = branch;
     this.#index = undefined;
+    this.#restoredLeaf = undefined;
     this.#apply(branch);
   }
 
@@ -317,7 +378,16 @@ export class BranchKnowledge {
     this.#cursor = new ReplayCursor();
     this.#branch = [];
     this.#index = undefined;
+    this.#restoredLeaf = undefined;
     this.clearOverlay();
+  }
+
+  /**
+   * Entries in the synced branch: from the latest compaction on, or from the
+   * entry a restored replay continues from (SPEC §6.5).
+   */
+  get size(): number {
+    return this.#branch.length;
   }
 
   /** Reads in the overlay, oldest first. */

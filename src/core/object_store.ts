@@ -99,6 +99,17 @@ export interface ObjectStore {
    */
   has?(hash: string): Promise<boolean>;
   /**
+   * Saves `bytes` under `key` (64 lowercase hex digits), replacing what was
+   * saved there: a host adapter's saved replay of a session (SPEC §6.5).
+   * Optional: without it, every cold start replays the branch.
+   */
+  putState?(key: string, bytes: Uint8Array): Promise<void>;
+  /**
+   * The bytes last saved under `key` by `putState`, or `undefined` (none,
+   * damaged). Never throws.
+   */
+  getState?(key: string): Promise<Uint8Array | undefined>;
+  /**
    * Count and total bytes of the stored objects. Read-only: a store that does
    * not exist yet gives `{ objects: 0, bytes: 0 }` and nothing is created.
    */

@@ -25,6 +25,7 @@ import {
   type ToolShownV1,
 } from "./meta.ts";
 import { type Interval, subtractLines } from "./interval.ts";
+import { REPLAY_STATE_FORMAT, type ReplayState, type ReplayStateGroup } from "./replay_state.ts";
 import { isContentHash } from "./hash.ts";
 import {
   FULL_SCOPE as FULL_SCOPE_IMPORTED,
@@ -367,6 +368,9 @@ export function activeBranch(
 /** Counts of valid read events by mode. */
 export type ModeCounts = Record<ReadMode, number>;
 
+export { parseReplayState, REPLAY_STATE_FORMAT } from "./replay_state.ts";
+export type { ReplayState, ReplayStateGroup } from "./replay_state.ts";
+
 function zeroCounts(): ModeCounts {
   return Object.fromEntries(READ_MODES.map((m) => [m, 0])) as ModeCounts;
 }
@@ -591,6 +595,8 @@ interface Folded {
 interface Group {
   events: FileEvent[];
   folded?: Folded;
+  /** Folded from a saved state: its earlier events are not here, so it can never fold again. */
+  restored?: true;
 }
 
 /**
@@ -651,6 +657,12 @@ export class ReplayCursor {
   #leafId: string | null = null;
   #counts: ModeCounts = zeroCounts();
   #last: "replayed" | "extended" | "unchanged" = "replayed";
+  /** Restored from a saved state: the window's entries up to the restored leaf, less that one. */
+  #restoredBefore = 0;
+  /** The compaction the restored window starts after (the branch does not hold it). */
+  #restoredCompaction: string | null = null;
+  /** A restored group had to fold again without its earlier events: the state is unusable. */
+  #lost = false;
 
   /** How the last {@linkcode ReplayCursor.advance} call proceeded. */
   get lastAdvance(): "replayed" | "extended" | "unchanged" {
@@ -772,6 +784,115 @@ export class ReplayCursor {
     return this.#turnChanges.map((c) => ({ ...c, answered: !this.#pending.has(c.callId) }));
   }
 
+  /**
+   * True when a state restored by {@linkcode ReplayCursor.restore} can no
+   * longer be continued (SPEC §6.5): an entry joined two files' histories or
+   * placed an event before what the saved state had folded, and the events
+   * before the saved leaf are not here. Replay the whole window instead.
+   */
+  get lost(): boolean {
+    return this.#lost;
+  }
+
+  /**
+   * The replay saved at this point (SPEC §6.5), or `undefined` when this is
+   * not a quiet point: the last entry consumed must have ended a turn with no
+   * call of it waiting for a result (a user message, a message calling only
+   * reads), and the state must not be lost. Folds every file.
+   */
+  saveState(): ReplayState | undefined {
+    if (
+      this.#lost || this.#leafId === null || this.#turnStart !== this.#consumed - 1 ||
+      this.#pending.size > 0 || this.#opaquePending.size > 0 || this.#showsPending.size > 0 ||
+      this.#turnChanges.length > 0 || this.#takenEdits.size > 0 || this.#turnOpaque ||
+      this.#turnShows
+    ) return undefined;
+    const ids = new Map<string, string[]>();
+    for (const root of this.#groups.keys()) ids.set(root, [root]);
+    for (const id of this.#parent.keys()) {
+      const root = this.#root(id)!;
+      if (id !== root) ids.get(root)?.push(id);
+    }
+    const groups: ReplayStateGroup[] = [];
+    for (const [root, members] of ids) {
+      const f = this.#fold(root)!;
+      groups.push({
+        ids: members,
+        trust: [...f.trust],
+        keyViews: [...f.keyViews],
+        nameViews: [...f.nameViews],
+        lastOrd: f.lastOrd,
+        ignored: f.ignored,
+      });
+    }
+    return {
+      format: REPLAY_STATE_FORMAT,
+      leafId: this.#leafId,
+      compactionId: this.#restoredBefore > 0 || this.#restoredCompaction !== null
+        ? this.#restoredCompaction
+        : this.#boundary.compactionId,
+      windowSize: this.#consumed - this.#boundary.startIndex + this.#restoredBefore,
+      seq: this.#seq,
+      ord: this.#ord,
+      turnOrd: this.#turnOrd,
+      turnSeq: this.#turnSeq,
+      modeCounts: { ...this.#counts },
+      groups,
+      shown: [...this.#shown].map(([k, m]) => [k, [...m]]),
+    };
+  }
+
+  /**
+   * A cursor that continues from a saved state (SPEC §6.5) as the replay of
+   * the whole branch up to `state.leafId` would. Its branch starts at that
+   * entry: {@linkcode ReplayCursor.advance} extends it with branches whose
+   * first item is the saved leaf; any other branch is replayed from its
+   * latest compaction as usual. Check {@linkcode ReplayCursor.lost} after
+   * each advance.
+   *
+   * @example
+   * ```ts
+   * import { ReplayCursor } from "@readcache/core/replay";
+   * const c = new ReplayCursor();
+   * c.advance([{ id: "u1", parentId: null, kind: "other" }]);
+   * const again = ReplayCursor.restore(JSON.parse(JSON.stringify(c.saveState())));
+   * again.advance(["u1", { id: "u2", parentId: "u1", kind: "other" }]);
+   * again.lastAdvance; // "extended"
+   * ```
+   */
+  static restore(state: ReplayState): ReplayCursor {
+    const c = new ReplayCursor();
+    for (const g of state.groups) {
+      const root = g.ids[0];
+      for (const id of g.ids) c.#parent.set(id, root);
+      c.#groups.set(root, {
+        events: [],
+        restored: true,
+        folded: {
+          trust: new Map(g.trust),
+          keyViews: new Map(g.keyViews),
+          nameViews: new Map(g.nameViews),
+          upTo: 0,
+          globalsUpTo: 0,
+          lastOrd: g.lastOrd,
+          ignored: g.ignored,
+        },
+      });
+    }
+    c.#shown = new Map(state.shown.map(([k, m]) => [k, new Map(m)]));
+    c.#seq = state.seq;
+    c.#ord = state.ord;
+    c.#turnOrd = state.turnOrd;
+    c.#turnSeq = state.turnSeq;
+    c.#counts = { ...zeroCounts(), ...state.modeCounts };
+    c.#turnStart = 0;
+    c.#consumed = 1;
+    c.#leafId = state.leafId;
+    c.#restoredBefore = state.windowSize - 1;
+    c.#restoredCompaction = state.compactionId;
+    return c;
+  }
+
   /** A frozen copy of the replay state. Folds every file. */
   snapshot(): ReplaySnapshot {
     const trust: Record<string, PathTrust> = {};
@@ -781,12 +902,16 @@ export class ReplayCursor {
       for (const [k, t] of f.trust) trust[k] = t;
       ignored += f.ignored;
     }
+    const restored = this.#restoredBefore > 0 || this.#restoredCompaction !== null;
     return {
       trust,
       seq: this.#seq,
-      boundary: { ...this.#boundary },
+      // (a restored replay's branch starts at its saved leaf: indices count from there)
+      boundary: restored
+        ? { startIndex: 0, compactionId: this.#restoredCompaction }
+        : { ...this.#boundary },
       leafId: this.#leafId,
-      windowSize: this.#consumed - this.#boundary.startIndex,
+      windowSize: this.#consumed - this.#boundary.startIndex + this.#restoredBefore,
       modeCounts: { ...this.#counts },
       ignoredReads: ignored,
     };
@@ -810,6 +935,9 @@ export class ReplayCursor {
     this.#seq = 0;
     this.#boundary = boundary;
     this.#counts = zeroCounts();
+    this.#restoredBefore = 0;
+    this.#restoredCompaction = null;
+    this.#lost = false;
   }
 
   #root(id: string): string | undefined {
@@ -856,8 +984,10 @@ export class ReplayCursor {
         if (!this.#groups.has(r)) this.#groups.set(r, { events: [] });
       } else if (r !== root) {
         // two groups meet: one group with both event lists in order, folded again when asked
-        const a = this.#groups.get(root)!;
-        const b = this.#groups.get(r) ?? { events: [] };
+        const a: Group = this.#groups.get(root)!;
+        const b: Group = this.#groups.get(r) ?? { events: [] };
+        // a restored group's earlier events are not here: it cannot fold again (SPEC §6.5)
+        if (a.restored || b.restored) this.#lost = true;
         this.#parent.set(r, root);
         this.#groups.delete(r);
         a.events = mergeByOrd(a.events, b.events);
@@ -870,7 +1000,10 @@ export class ReplayCursor {
     if (inOrder) { while (at > 0 && g.events[at - 1].ord > event.ord) at--; }
     if (at === g.events.length) g.events.push(event);
     else g.events.splice(at, 0, event);
-    if (g.folded !== undefined && g.folded.lastOrd > event.ord) g.folded = undefined;
+    if (g.folded !== undefined && g.folded.lastOrd > event.ord) {
+      if (g.restored) this.#lost = true;
+      g.folded = undefined;
+    }
   }
 
   /** The folded state of the group of `id`, brought up to its last event. */

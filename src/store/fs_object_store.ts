@@ -73,6 +73,7 @@ import {
   unlink,
 } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { Buffer } from "node:buffer";
 import process from "node:process";
 import { ReadCacheError } from "../core/errors.ts";
 import { isContentHash, sha256Hex } from "../core/hash.ts";
@@ -567,33 +568,10 @@ export class FsObjectStore implements ObjectStore {
       // an existing object is never rewritten (SPEC §9), so existence is enough
       if (await isRegularFile(targetAbs)) return;
 
-      const candidate = join(this.#tmpDir, `${process.pid}-${randomBytes(12).toString("hex")}.tmp`);
-      const fh = await open(
-        candidate,
-        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW,
-        0o600,
-      );
-      tmp = candidate;
-      try {
-        await fh.chmod(0o600); // the open mode is filtered by the umask
-        await fh.writeFile(bytes);
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
-      try {
-        // Atomic, and never through a link (rename replaces a link, not its target).
-        // If a concurrent writer renamed its copy into place since the existence
-        // check, this replaces it with identical verified bytes: readers see one
-        // complete file or the other, never a partial one.
-        await rename(tmp, targetAbs);
-        tmp = undefined;
-      } catch (e) {
-        // Windows refuses to replace a target another process holds open. If an
-        // object file is now in place, a concurrent writer won: that is success.
-        if (!(await isRegularFile(targetAbs))) throw e;
-      }
-      await syncDirBestEffort(this.#objectsDir);
+      await this.#writeInto(this.#objectsDir, targetAbs, [bytes], (t) => {
+        tmp = t;
+      });
+      tmp = undefined;
     } catch (e) {
       if (isPermissionError(e)) {
         const at = typeof e === "object" && e !== null && "path" in e && typeof e.path === "string"
@@ -660,6 +638,156 @@ export class FsObjectStore implements ObjectStore {
       );
       if (bytes === undefined || sha256Hex(bytes) !== hash) return undefined;
       return bytes;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Writes `parts` to a new private temporary file, then renames it to
+   * `target` in `dir` (atomic, never through a link). `started` gets the
+   * temporary file's path once it exists (the caller removes it on failure).
+   */
+  async #writeInto(
+    dir: string,
+    target: string,
+    parts: readonly Uint8Array[],
+    started: (tmp: string) => void,
+  ): Promise<void> {
+    const candidate = join(this.#tmpDir, `${process.pid}-${randomBytes(12).toString("hex")}.tmp`);
+    const fh = await open(
+      candidate,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW,
+      0o600,
+    );
+    started(candidate);
+    try {
+      await fh.chmod(0o600); // the open mode is filtered by the umask
+      await fh.writeFile(parts.length === 1 ? parts[0] : Buffer.concat(parts));
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    try {
+      // Atomic, and never through a link (rename replaces a link, not its target).
+      // If a concurrent writer renamed its copy into place meanwhile, this replaces it:
+      // readers see one complete file or the other, never a partial one.
+      await rename(candidate, target);
+    } catch (e) {
+      // Windows refuses to replace a target another process holds open. If a file is
+      // now in place, a concurrent writer won: that is success.
+      if (!(await isRegularFile(target))) throw e;
+      await unlink(candidate).catch(() => {});
+    }
+    await syncDirBestEffort(dir);
+  }
+
+  /**
+   * The store's `state/` directory, checked like the others (ours, private,
+   * not a link); created when `create` is set. `undefined` when it is missing
+   * (and not created) or must not be used.
+   */
+  async #stateDir(create: boolean): Promise<string | undefined> {
+    const dir = join(dirname(this.#objectsDir), "state");
+    let st = await lstatOrCode(dir);
+    if (st === "ENOENT" && create) {
+      await mkdir(dir, { mode: 0o700 }).catch((e) => {
+        if (codeOf(e) !== "EEXIST") throw e;
+      });
+      st = await lstatOrCode(dir);
+      if (typeof st !== "string") await makePrivateDir(dir, st);
+    }
+    if (typeof st === "string") return undefined;
+    const c: Component = { path: dir, project: false, written: true };
+    return (await this.#unsafe(c, st, currentUid())) === undefined ? dir : undefined;
+  }
+
+  /**
+   * Saves `bytes` under `key` (64 lowercase hex digits) in the store's
+   * `state/` directory, replacing what was saved there (SPEC §6.5, §9): the
+   * replay of a session saved by a host adapter. The file holds the SHA-256
+   * of the bytes, so a damaged one is never read back. Does nothing when the
+   * bytes are over {@linkcode FsObjectStore.maxObjectBytes} or the store has
+   * a problem; throws `ReadCacheError` (`INVALID_ARGUMENT` for a malformed
+   * key, `STORE_WRITE_FAILED` when the write fails).
+   *
+   * @example
+   * ```ts
+   * import { mkdtemp, rm } from "node:fs/promises";
+   * import { tmpdir } from "node:os";
+   * import { join } from "node:path";
+   * import { FsObjectStore } from "@readcache/core/fs";
+   * import { sha256Hex } from "@readcache/core/rules";
+   * const cwd = await mkdtemp(join(tmpdir(), "readcache-"));
+   * const store = FsObjectStore.forCwd(cwd);
+   * await store.putState(sha256Hex("session-1"), new TextEncoder().encode("{}"));
+   * new TextDecoder().decode(await store.getState(sha256Hex("session-1"))); // "{}"
+   * await rm(cwd, { recursive: true });
+   * ```
+   */
+  async putState(key: string, bytes: Uint8Array): Promise<void> {
+    if (!isContentHash(key)) {
+      throw new ReadCacheError(
+        "INVALID_ARGUMENT",
+        `A state key is 64 lowercase hex digits (a SHA-256), got '${key}'.`,
+      );
+    }
+    if (bytes.length > this.maxObjectBytes || this.#problem !== undefined) return;
+    const release = holdSigxfsz();
+    let tmp: string | undefined;
+    try {
+      const check = await this.#check(true);
+      if (check.problem !== undefined) {
+        this.#problem = check.problem;
+        return;
+      }
+      const dir = await this.#stateDir(true);
+      if (dir === undefined) return;
+      const header = new TextEncoder().encode(`${sha256Hex(bytes)}\n`);
+      await this.#writeInto(dir, join(dir, `${key}.json`), [header, bytes], (t) => {
+        tmp = t;
+      });
+      tmp = undefined;
+    } catch (e) {
+      const err = new ReadCacheError(
+        "STORE_WRITE_FAILED",
+        `Could not save state ${key} in ${this.root}: ${describe(e)}. ` +
+          `Check that it is a writable directory with free space; reads still work without it.`,
+      );
+      err.cause = e;
+      throw err;
+    } finally {
+      if (tmp !== undefined) await unlink(tmp).catch(() => {});
+      release();
+    }
+  }
+
+  /**
+   * The bytes last saved under `key` by {@linkcode FsObjectStore.putState},
+   * or `undefined` when there are none, the file is not a regular file, is
+   * over {@linkcode FsObjectStore.maxObjectBytes}, is damaged (its bytes do
+   * not hash to the SHA-256 it holds), or the store has a problem. Never
+   * blocks, never throws, never creates, deletes or rewrites anything.
+   *
+   * @example
+   * ```ts
+   * import { FsObjectStore } from "@readcache/core/fs";
+   * import { sha256Hex } from "@readcache/core/rules";
+   * await FsObjectStore.forCwd("/nonexistent").getState(sha256Hex("s")); // undefined
+   * ```
+   */
+  async getState(key: string): Promise<Uint8Array | undefined> {
+    if (!isContentHash(key) || this.#problem !== undefined) return undefined;
+    try {
+      const check = await this.#check(false);
+      if (check.problem !== undefined || check.missing !== undefined) return undefined;
+      const dir = await this.#stateDir(false);
+      if (dir === undefined) return undefined;
+      const file = await readRegularCapped(join(dir, `${key}.json`), this.maxObjectBytes + 65);
+      if (file === undefined || file.length < 65 || file[64] !== 0x0a) return undefined;
+      const bytes = file.subarray(65);
+      const hash = new TextDecoder().decode(file.subarray(0, 64));
+      return sha256Hex(bytes) === hash ? bytes : undefined;
     } catch {
       return undefined;
     }

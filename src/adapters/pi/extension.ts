@@ -52,6 +52,12 @@ import { parseRefreshArgs } from "../../core/refresh.ts";
 import { formatStatusReport, heldParts, type StatusReport, tallyReads } from "../../core/status.ts";
 import type { TruncationResult } from "../../core/truncate.ts";
 import { FsObjectStore } from "../../store/fs_object_store.ts";
+import {
+  loadSavedReplay,
+  SAVE_REPLAY_EVERY,
+  type SavedReplayOwner,
+  saveReplay,
+} from "./saved_replay.ts";
 import { isCheckedTool, PiBranchConverter, type PiEntryLike } from "./branch.ts";
 import { type ToolOutput, toolResultMeta } from "../../shell/tool_result.ts";
 
@@ -94,6 +100,8 @@ export interface PiContextLike {
     getLeafId?(): string | null;
     /** An entry by id (pi has it; used with `getLeafId`). */
     getEntry?(id: string): PiEntryLike | undefined;
+    /** The session's file, `undefined` for a session kept in memory (saved replays, SPEC §6.5). */
+    getSessionFile?(): string | undefined;
   };
   /** User interface. */
   ui: {
@@ -299,6 +307,12 @@ export interface ReadcacheExtensionOptions {
   home?: () => string;
   /** Clock for invalidation timestamps; default `Date.now`. */
   now?: () => number;
+  /**
+   * Save a session's replay in the store for the next cold start (SPEC
+   * §6.5) once this many entries were synced since the last save; default
+   * 1,000. `0` never saves and never uses a saved replay.
+   */
+  saveReplayEvery?: number;
 }
 
 /**
@@ -410,13 +424,64 @@ function aborted(): Error {
 class ReadcacheRuntime {
   readonly #sessions = new Map<
     string,
-    { knowledge: BranchKnowledge; convert: PiBranchConverter }
+    {
+      knowledge: BranchKnowledge;
+      convert: PiBranchConverter;
+      /** Size of the synced branch when its replay was last saved or restored (SPEC §6.5). */
+      savedSize: number;
+    }
   >();
   #queue: Promise<unknown> = Promise.resolve();
   /** Bases of files outside the project: this process only (SPEC §13.2). */
   readonly volatileStore: MemoryObjectStore = new MemoryObjectStore();
 
-  constructor(readonly home: () => string) {}
+  constructor(readonly home: () => string, readonly saveEvery: number) {}
+
+  /** Whose replay the session's saved replay is, if it may have one (a file-backed session). */
+  #owner(ctx: PiContextLike): SavedReplayOwner | undefined {
+    const file = this.saveEvery > 0 ? ctx.sessionManager.getSessionFile?.() : undefined;
+    return typeof file === "string" && file !== ""
+      ? { session: ctx.sessionManager.getSessionId(), file, home: this.home() }
+      : undefined;
+  }
+
+  /**
+   * A cold start (no knowledge of the session in this process) continues
+   * from the session's saved replay when there is a usable one (SPEC §6.5).
+   * Call before {@linkcode ReadcacheRuntime.knowledgeFor}.
+   */
+  restore(ctx: PiContextLike, store: ObjectStore): Promise<void> | undefined {
+    // (nothing to wait for on a warm read: no promise at all)
+    if (this.saveEvery <= 0 || this.#sessions.has(ctx.sessionManager.getSessionId())) {
+      return undefined;
+    }
+    const owner = this.#owner(ctx);
+    return owner === undefined ? undefined : this.#restore(ctx, store, owner);
+  }
+
+  async #restore(ctx: PiContextLike, store: ObjectStore, owner: SavedReplayOwner): Promise<void> {
+    const knowledge = await loadSavedReplay(store, owner);
+    if (knowledge === undefined || this.#sessions.has(owner.session)) return;
+    const deps = { cwd: ctx.cwd, home: this.home() };
+    this.#sessions.set(owner.session, {
+      knowledge,
+      convert: new PiBranchConverter(callResolvers(deps)),
+      savedSize: knowledge.size,
+    });
+  }
+
+  /** Saves the session's replay when enough entries were synced since the last save (SPEC §6.5). */
+  save(ctx: PiContextLike, store: ObjectStore): Promise<void> | undefined {
+    const s = this.#sessions.get(ctx.sessionManager.getSessionId());
+    if (s === undefined || this.saveEvery <= 0) return undefined;
+    const size = s.knowledge.size;
+    if (size >= s.savedSize && size - s.savedSize < this.saveEvery) return undefined;
+    const owner = this.#owner(ctx);
+    if (owner === undefined) return undefined;
+    return saveReplay(store, owner, s.knowledge).then((saved) => {
+      if (saved) s.savedSize = size;
+    });
+  }
 
   knowledgeFor(ctx: PiContextLike): BranchKnowledge {
     const id = ctx.sessionManager.getSessionId();
@@ -426,6 +491,7 @@ class ReadcacheRuntime {
       s = {
         knowledge: new BranchKnowledge(),
         convert: new PiBranchConverter(callResolvers(deps)),
+        savedSize: 0,
       };
       this.#sessions.set(id, s);
     }
@@ -485,7 +551,7 @@ export function createReadcacheExtension(
   const now = options.now ?? Date.now;
 
   return (pi: PiExtensionHost): void => {
-    const rt = new ReadcacheRuntime(home);
+    const rt = new ReadcacheRuntime(home, options.saveReplayEvery ?? SAVE_REPLAY_EVERY);
 
     const builtinRead = (
       toolCallId: string,
@@ -524,6 +590,9 @@ export function createReadcacheExtension(
         return rt.serialized(async () => {
           if (signal?.aborted) throw aborted();
           const req = parseRequest(params);
+          const store = storeFor(ctx.cwd);
+          const restoring = rt.restore(ctx, store);
+          if (restoring !== undefined) await restoring;
           const knowledge = rt.knowledgeFor(ctx);
           let served;
           try {
@@ -533,7 +602,7 @@ export function createReadcacheExtension(
               {
                 cwd: ctx.cwd,
                 home: home(),
-                store: storeFor(ctx.cwd),
+                store,
                 volatileStore: rt.volatileStore,
                 config: options.config,
               },
@@ -571,6 +640,9 @@ export function createReadcacheExtension(
               : { call: served.call, callId: toolCallId },
           );
           const details: ReadcacheReadDetails = { ...decision.details };
+          // the answer is made; what a later cold start continues from (SPEC §6.5)
+          const saving = rt.save(ctx, store);
+          if (saving !== undefined) await saving;
           return {
             content: [{ type: "text", text: decision.text }],
             details: details.truncation === undefined && details.readcache === undefined
@@ -673,15 +745,17 @@ export function createReadcacheExtension(
     pi.on("tool_call", async (event, ctx) => {
       if (event.toolName !== "edit") return undefined;
       try {
-        const meta = await rt.serialized(() =>
-          planEdit(event.input, rt.knowledgeFor(ctx), {
+        const store = storeFor(ctx.cwd);
+        const meta = await rt.serialized(async () => {
+          await rt.restore(ctx, store);
+          return planEdit(event.input, rt.knowledgeFor(ctx), {
             cwd: ctx.cwd,
             home: home(),
-            store: storeFor(ctx.cwd),
+            store,
             volatileStore: rt.volatileStore,
             config: options.config,
-          }, { callId: event.toolCallId, planned: (id) => beliefs.get(id) })
-        );
+          }, { callId: event.toolCallId, planned: (id) => beliefs.get(id) });
+        });
         if (beliefs.size >= 1000) beliefs.clear(); // a host that sends no turn events
         if (meta !== undefined) beliefs.set(event.toolCallId, meta);
       } catch {
@@ -695,15 +769,17 @@ export function createReadcacheExtension(
     pi.on("tool_result", async (event, ctx) => {
       if (!isCheckedTool(event.toolName)) return undefined;
       try {
-        const meta = await rt.serialized(() =>
-          toolResultMeta(rt.knowledgeFor(ctx), {
+        const store = storeFor(ctx.cwd);
+        const meta = await rt.serialized(async () => {
+          await rt.restore(ctx, store);
+          return toolResultMeta(rt.knowledgeFor(ctx), {
             cwd: ctx.cwd,
             home: home(),
-            store: storeFor(ctx.cwd),
+            store,
             volatileStore: rt.volatileStore,
             config: options.config,
-          }, toolOutputOf(event))
-        );
+          }, toolOutputOf(event));
+        });
         return { details: withReadcacheMeta(event.details, meta) };
       } catch {
         return undefined;

@@ -105,6 +105,15 @@ export const PLANTED_BUGS: PlantedBug[] = [
       `if (!anchored || o.anchorIndex < barrier || o.anchorIndex >= branch.length) return false;`,
     replace: `if (o.anchorIndex >= branch.length) return false;`,
   },
+  // SPEC §6.5: a saved replay is continued only from its own entry, on the branch (the pi port
+  // saves one at every quiet read of a file-backed session)
+  {
+    name: "saved-replay-continued-off-branch",
+    ports: ["pi"],
+    file: "src/core/replay.ts",
+    find: `    const continues = this.#consumed <= branch.length &&`,
+    replace: `    const continues = this.#restoredBefore > 0 || this.#consumed <= branch.length &&`,
+  },
   // SPEC §5.8: a write call that never got a result leaves its file unknown after its turn
   {
     name: "unanswered-write-ignored",

@@ -1,0 +1,350 @@
+// A saved replay (SPEC §6.5): knowledge restored from the state saved at any quiet point of any
+// branch, then brought to any leaf of the session tree, knows exactly what a replay of the whole
+// branch knows; a damaged or foreign state is never used.
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import fc from "fast-check";
+import {
+  activeBranch,
+  BranchKnowledge,
+  parseReplayState,
+  REPLAY_STATE_FORMAT,
+  ReplayCursor,
+  type ReplayEntry,
+  type ReplayState,
+} from "../replay.ts";
+
+const hex = (c: string) => c.repeat(64);
+const hashes = [hex("a"), hex("b"), hex("c")];
+const ids = ["/a", "/b"];
+const names = ["/a", "/b", "/link"];
+const callIds = ["c1", "c2", "c3"];
+const callArb = fc.record({ name: fc.constantFrom(...names), pathKey: fc.constantFrom(...ids) });
+const readArb = fc.record({
+  mode: fc.constantFrom("full", "unchanged", "unchanged_range", "diff", "baseline_fallback"),
+  scope: fc.constantFrom("full", "r:1:3", "r:2:5"),
+  served: fc.constantFrom(...hashes),
+  base: fc.option(fc.constantFrom(...hashes), { nil: undefined }),
+  call: callArb,
+  callId: fc.constantFrom(...callIds),
+}).map(({ mode, scope, served, base, call, callId }) => {
+  const [start, end] = scope === "full" ? [1, 5] : scope.slice(2).split(":").map(Number);
+  return {
+    kind: "read" as const,
+    meta: {
+      v: 1,
+      pathKey: call.pathKey,
+      scopeKey: scope,
+      servedHash: served,
+      ...(base ? { baseHash: base } : {}),
+      mode,
+      totalLines: 5,
+      rangeStart: start,
+      rangeEnd: end,
+      bytes: 1,
+    },
+    call,
+    callId,
+  };
+});
+const bodyArb = fc.oneof(
+  { weight: 6, arbitrary: readArb },
+  {
+    weight: 2,
+    arbitrary: fc.tuple(callArb, fc.constantFrom(...hashes), fc.constantFrom(...callIds))
+      .map(([call, hash, callId]) => ({ kind: "wrote" as const, call, hash, callId })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(callArb, fc.constantFrom(...callIds)).map(([call, callId]) => ({
+      kind: "other" as const,
+      changes: [{ callId, call, tool: "write" as const }],
+    })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.tuple(fc.constantFrom(...callIds), fc.boolean()).map(([callId, opaque]) => ({
+      kind: "other" as const,
+      ...(opaque ? { opaque: [callId] } : { shows: [callId] }),
+    })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(...callIds).map((callId) => ({
+      kind: "tool" as const,
+      tool: "bash",
+      callId,
+    })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(...callIds).map((callId) => ({
+      kind: "other" as const,
+      toolResult: true,
+      callId,
+    })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom("full", "r:1:3").map((s) => ({
+      kind: "invalidate" as const,
+      data: { v: 1, kind: "invalidate", pathKey: "/a", scopeKey: s, at: 1 },
+    })),
+  },
+  { weight: 1, arbitrary: fc.constant({ kind: "compaction" as const }) },
+  { weight: 4, arbitrary: fc.constant({ kind: "other" as const }) },
+);
+const treeArb = fc.array(fc.tuple(bodyArb, fc.nat(), fc.nat(3)), { minLength: 1, maxLength: 50 })
+  .map((items) =>
+    items.map(([body, p, extendLast], i): ReplayEntry =>
+      ({
+        ...body,
+        id: `e${i}`,
+        parentId: i === 0 ? null : `e${extendLast > 0 ? i - 1 : p % i}`,
+      }) as unknown as ReplayEntry
+    )
+  );
+
+/** Everything a read decision asks of the knowledge. */
+function seen(k: BranchKnowledge) {
+  const snap = k.snapshot();
+  return {
+    trust: snap.trust,
+    seq: snap.seq,
+    windowSize: snap.windowSize,
+    leafId: snap.leafId,
+    modeCounts: snap.modeCounts,
+    ignored: snap.ignoredReads,
+    files: names.map((n) => ids.map((p) => k.file(p, n))),
+    held: k.heldIdentities(),
+    pending: k.pendingChanges(),
+    opaque: k.opaqueInFlight(),
+    turnOpaque: k.turnIsOpaque(),
+    turnChanges: k.turnChanges(),
+    shown: ids.flatMap((p) => [k.shownScope(p), k.shownScope(p, 1, 3)]),
+  };
+}
+
+Deno.test("knowledge restored from a saved replay knows what a replay of the whole branch knows", () => {
+  let restores = 0;
+  fc.assert(
+    fc.property(
+      treeArb,
+      fc.array(fc.tuple(fc.nat(), fc.boolean()), { minLength: 1, maxLength: 14 }),
+      (tree, walk) => {
+        const byId = new Map(tree.map((e) => [e.id, e] as const));
+        let saved: ReplayState | undefined;
+        let tip = new BranchKnowledge();
+        for (const [w, restart] of walk) {
+          const leaf = tree[w % tree.length].id;
+          if (restart && saved !== undefined) {
+            const state = parseReplayState(JSON.parse(JSON.stringify(saved)));
+            assert.ok(state !== undefined, "a saved state reads back");
+            tip = BranchKnowledge.restore(state);
+            restores++;
+          }
+          tip.syncTip(leaf, (id) => byId.get(id));
+          const full = new BranchKnowledge();
+          full.sync(activeBranch(tree, leaf));
+          assert.deepEqual(seen(tip), seen(full));
+          saved = tip.saveState() ?? saved;
+          if (saved !== undefined) {
+            // saving is reading: it changes nothing the knowledge answers
+            assert.deepEqual(seen(tip), seen(full));
+          }
+        }
+      },
+    ),
+    { numRuns: 600 },
+  );
+  assert.ok(restores > 300, `${restores} restores`);
+});
+
+Deno.test("a restored replay that two files' histories join is replayed whole, in-flight reads kept", () => {
+  const read = (
+    id: string,
+    parentId: string | null,
+    name: string,
+    served: string,
+  ): ReplayEntry => ({
+    id,
+    parentId,
+    kind: "read",
+    meta: {
+      v: 1,
+      pathKey: "/a",
+      scopeKey: "full",
+      servedHash: served,
+      mode: "full",
+      totalLines: 5,
+      rangeStart: 1,
+      rangeEnd: 5,
+      bytes: 1,
+    },
+    call: { name, pathKey: "/a" },
+  });
+  const tree: ReplayEntry[] = [
+    read("r1", null, "/a", hex("a")),
+    { id: "u1", parentId: "r1", kind: "other" },
+    // /link names /a from now on: its group (which held /b's history) joins /a's
+    {
+      id: "w1",
+      parentId: "u1",
+      kind: "wrote",
+      call: { name: "/link", pathKey: "/b" },
+      hash: hex("c"),
+    },
+    { id: "u2", parentId: "w1", kind: "other" },
+  ];
+  const byId = new Map(tree.map((e) => [e.id, e] as const));
+  const before = new BranchKnowledge();
+  before.syncTip("u2", (id) => byId.get(id));
+  const state = before.saveState()!;
+  assert.equal(state.leafId, "u2");
+  const cursor = ReplayCursor.restore(state);
+  const more = [...tree, read("r2", "u2", "/link", hex("b")), {
+    id: "u3",
+    parentId: "r2",
+    kind: "other" as const,
+  }];
+  cursor.advance(["u2", ...more.slice(4)]);
+  assert.equal(cursor.lost, true, "the join needs the events before the saved leaf");
+  const byId2 = new Map(more.map((e) => [e.id, e] as const));
+  const k = BranchKnowledge.restore(state);
+  k.syncTip("u3", (id) => byId2.get(id));
+  const full = new BranchKnowledge();
+  full.sync(activeBranch(more, "u3"));
+  assert.deepEqual(seen(k), seen(full));
+  assert.equal(k.snapshot().windowSize, 6);
+});
+
+Deno.test("the turn a saved replay ends in goes on: a write after a read of it is unknown from the turn's start", () => {
+  const meta = (served: string, scopeKey: string, end: number) => ({
+    v: 1,
+    pathKey: "/a",
+    scopeKey,
+    servedHash: served,
+    mode: "full",
+    totalLines: 5,
+    rangeStart: 1,
+    rangeEnd: end,
+    bytes: 1,
+  });
+  const call = { name: "/a", pathKey: "/a" };
+  const tree: ReplayEntry[] = [
+    { id: "r0", parentId: null, kind: "read", meta: meta(hex("a"), "full", 5), call },
+    { id: "u1", parentId: "r0", kind: "other" },
+    // results with no message of their own after the saved leaf: the turn u1 started goes on
+    { id: "r1", parentId: "u1", kind: "read", meta: meta(hex("a"), "r:1:3", 3), call },
+    { id: "w1", parentId: "r1", kind: "wrote", call, hash: hex("c") },
+  ];
+  const byId = new Map(tree.map((e) => [e.id, e] as const));
+  const saved = new BranchKnowledge();
+  saved.syncTip("u1", (id) => byId.get(id));
+  const k = BranchKnowledge.restore(
+    parseReplayState(JSON.parse(JSON.stringify(saved.saveState())))!,
+  );
+  k.syncTip("w1", (id) => byId.get(id));
+  const full = new BranchKnowledge();
+  full.sync(activeBranch(tree, "w1"));
+  assert.deepEqual(seen(k), seen(full));
+  // lines 4-5 are unknown from the turn's start, after the full read that set the slot
+  const unknown = full.file("/a").keyViews.find((v) => v.hash === null);
+  assert.ok(unknown !== undefined && unknown.seq > 1, JSON.stringify(full.file("/a")));
+});
+
+Deno.test("a damaged, foreign or malformed saved replay is never used", () => {
+  const k = new BranchKnowledge();
+  k.sync([
+    {
+      id: "r1",
+      parentId: null,
+      kind: "read",
+      meta: {
+        v: 1,
+        pathKey: "/a",
+        scopeKey: "full",
+        servedHash: hex("a"),
+        mode: "full",
+        totalLines: 5,
+        rangeStart: 1,
+        rangeEnd: 5,
+        bytes: 1,
+      },
+    },
+    { id: "u1", parentId: "r1", kind: "other" },
+  ]);
+  const good = JSON.parse(JSON.stringify(k.saveState()));
+  assert.ok(parseReplayState(good) !== undefined);
+  const bad: [string, unknown][] = [
+    ["another format", { ...good, format: REPLAY_STATE_FORMAT + 1 }],
+    ["a hash that is not SHA-256 hex", {
+      ...good,
+      groups: [{
+        ...good.groups[0],
+        keyViews: [["/a", [{ seq: 1, start: 1, end: 5, hash: "x" }]]],
+      }],
+    }],
+    ["an identity in two groups", { ...good, groups: [good.groups[0], good.groups[0]] }],
+    ["a field this format does not have", { ...good, extra: 1 }],
+    ["a scope key that is not one", { ...good, shown: [["/a", [["", "r:3:1"]]]] }],
+    ["not an object", "state"],
+  ];
+  for (const [why, v] of bad) assert.equal(parseReplayState(v), undefined, why);
+});
+
+Deno.test("the middle of a turn and a compaction are not quiet points: nothing is saved there", () => {
+  const k = new BranchKnowledge();
+  k.sync([
+    { id: "u1", parentId: null, kind: "other" },
+    {
+      id: "a1",
+      parentId: "u1",
+      kind: "other",
+      changes: [{ callId: "c1", call: { name: "/a", pathKey: "/a" }, tool: "write" }],
+    },
+  ]);
+  assert.equal(k.saveState(), undefined, "a write is waiting for its result");
+  k.sync([
+    { id: "u1", parentId: null, kind: "other" },
+    { id: "c0", parentId: "u1", kind: "compaction" },
+  ]);
+  assert.equal(k.saveState(), undefined, "a compaction is not a turn's end");
+});
+
+// The rules a saved replay depends on live in these files: changing one without a new format
+// would let a state saved by the old rules be continued by the new ones.
+const RULE_FILES = [
+  "src/core/replay.ts",
+  "src/core/replay_state.ts",
+  "src/core/knowledge.ts",
+  "src/core/trust.ts",
+  "src/core/view.ts",
+  "src/core/edit.ts",
+  "src/core/meta.ts",
+  "src/core/scope.ts",
+  "src/core/shell_view.ts",
+  "src/adapters/pi/branch.ts",
+  "src/shell/read_service.ts",
+];
+const PINNED: Record<number, string> = {
+  1: "cf0e81fa11bd113446830c8e96aeb3803fa631f899e4fdfe3636c1475c6121a9",
+};
+
+Deno.test("the saved replay's format changes with the rules it depends on", () => {
+  const h = createHash("sha256");
+  for (const f of RULE_FILES) {
+    h.update(f);
+    h.update(readFileSync(new URL(`../${f}`, import.meta.url)));
+  }
+  const digest = h.digest("hex");
+  assert.equal(
+    PINNED[REPLAY_STATE_FORMAT],
+    digest,
+    `The files replay's rules live in changed (${RULE_FILES.join(", ")}). A state saved by ` +
+      `other rules must not be continued: bump REPLAY_STATE_FORMAT in src/core/replay_state.ts ` +
+      `and pin the new digest here (${digest}); a comment-only change may keep the format and ` +
+      `pin the digest.`,
+  );
+});
