@@ -653,6 +653,7 @@ export class FsObjectStore implements ObjectStore {
     target: string,
     parts: readonly Uint8Array[],
     started: (tmp: string) => void,
+    durable = true,
   ): Promise<void> {
     const candidate = join(this.#tmpDir, `${process.pid}-${randomBytes(12).toString("hex")}.tmp`);
     const fh = await open(
@@ -664,7 +665,7 @@ export class FsObjectStore implements ObjectStore {
     try {
       await fh.chmod(0o600); // the open mode is filtered by the umask
       await fh.writeFile(parts.length === 1 ? parts[0] : Buffer.concat(parts));
-      await fh.sync();
+      if (durable) await fh.sync();
     } finally {
       await fh.close();
     }
@@ -679,7 +680,7 @@ export class FsObjectStore implements ObjectStore {
       if (!(await isRegularFile(target))) throw e;
       await unlink(candidate).catch(() => {});
     }
-    await syncDirBestEffort(dir);
+    if (durable) await syncDirBestEffort(dir);
   }
 
   /**
@@ -744,9 +745,10 @@ export class FsObjectStore implements ObjectStore {
       const dir = await this.#stateDir(true);
       if (dir === undefined) return;
       const header = new TextEncoder().encode(`${sha256Hex(bytes)}\n`);
+      // not fsynced: a state is a cache, and one cut short by a crash fails its checksum
       await this.#writeInto(dir, join(dir, `${key}.json`), [header, bytes], (t) => {
         tmp = t;
-      });
+      }, false);
       tmp = undefined;
     } catch (e) {
       const err = new ReadCacheError(

@@ -429,6 +429,8 @@ class ReadcacheRuntime {
       convert: PiBranchConverter;
       /** Size of the synced branch when its replay was last saved or restored (SPEC §6.5). */
       savedSize: number;
+      /** A read was answered with this knowledge already: the next may save (a cold one never). */
+      warm: boolean;
     }
   >();
   #queue: Promise<unknown> = Promise.resolve();
@@ -467,13 +469,24 @@ class ReadcacheRuntime {
       knowledge,
       convert: new PiBranchConverter(callResolvers(deps)),
       savedSize: knowledge.size,
+      warm: false,
     });
   }
 
-  /** Saves the session's replay when enough entries were synced since the last save (SPEC §6.5). */
+  /**
+   * Saves the session's replay when enough entries were synced since the
+   * last save (SPEC §6.5); call after answering a read. The first read of an
+   * instance (a cold start, a read after `/tree`) never saves: what it
+   * walked is saved by the next one, so a cold read costs no more than the
+   * walk.
+   */
   save(ctx: PiContextLike, store: ObjectStore): Promise<void> | undefined {
     const s = this.#sessions.get(ctx.sessionManager.getSessionId());
     if (s === undefined || this.saveEvery <= 0) return undefined;
+    if (!s.warm) {
+      s.warm = true;
+      return undefined;
+    }
     const size = s.knowledge.size;
     if (size >= s.savedSize && size - s.savedSize < this.saveEvery) return undefined;
     const owner = this.#owner(ctx);
@@ -492,6 +505,7 @@ class ReadcacheRuntime {
         knowledge: new BranchKnowledge(),
         convert: new PiBranchConverter(callResolvers(deps)),
         savedSize: 0,
+        warm: false,
       };
       this.#sessions.set(id, s);
     }
