@@ -368,7 +368,7 @@ export function activeBranch(
 /** Counts of valid read events by mode. */
 export type ModeCounts = Record<ReadMode, number>;
 
-export { parseReplayState, REPLAY_STATE_FORMAT } from "./replay_state.ts";
+export { parseReplayState, REPLAY_STATE_FORMAT, validateReplayState } from "./replay_state.ts";
 export type { ReplayState, ReplayStateGroup } from "./replay_state.ts";
 
 function zeroCounts(): ModeCounts {

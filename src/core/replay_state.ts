@@ -131,10 +131,100 @@ const replayStateSchema = z.object({
   shown: z.array(z.tuple([z.string(), z.array(z.tuple([z.string(), scopeKey]))])),
 }).strict();
 
+/** Every identity in one group only. */
+function idsUnique(groups: readonly { ids: readonly string[] }[]): boolean {
+  const seen = new Set<string>();
+  for (const g of groups) {
+    for (const id of g.ids) {
+      if (seen.has(id)) return false;
+      seen.add(id);
+    }
+  }
+  return true;
+}
+
+/**
+ * {@linkcode parseReplayState} through the zod schema: the definition the
+ * fast parser is checked against (`tests/replay_state_test.ts`).
+ *
+ * @example
+ * ```ts
+ * import { validateReplayState } from "@readcache/core/replay";
+ * validateReplayState({ format: 0 }); // undefined
+ * ```
+ */
+export function validateReplayState(value: unknown): ReplayState | undefined {
+  const r = replayStateSchema.safeParse(value);
+  return r.success && idsUnique(r.data.groups) ? r.data as ReplayState : undefined;
+}
+
+// The fast parser: the schema above, written out by hand. A cold start parses one state before its
+// first answer, and zod compiles a schema on its first use in a process (tens of milliseconds).
+
+type Rec = Record<string, unknown>;
+const isRec = (v: unknown): v is Rec => typeof v === "object" && v !== null && !Array.isArray(v);
+const isNum = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
+const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+const isHash = (v: unknown): boolean => typeof v === "string" && /^[0-9a-f]{64}$/.test(v);
+const isStr = (v: unknown): v is string => typeof v === "string";
+/** Only these keys, and every key of `required`. */
+function keysWithin(o: Rec, allowed: readonly string[], required: readonly string[]): boolean {
+  for (const k in o) if (!allowed.includes(k)) return false;
+  return required.every((k) => k in o);
+}
+const isPair = (v: unknown): v is [unknown, unknown] => Array.isArray(v) && v.length === 2;
+function everyPair(v: unknown, ok: (k: unknown, x: unknown) => boolean): boolean {
+  return Array.isArray(v) && v.every((p) => isPair(p) && ok(p[0], p[1]));
+}
+function isScopeTrust(v: unknown): boolean {
+  return isRec(v) && keysWithin(v, ["hash", "seq"], ["hash", "seq"]) && isHash(v.hash) &&
+    isNum(v.seq);
+}
+function isPathTrust(v: unknown): boolean {
+  if (!isRec(v) || !keysWithin(v, ["full", "ranges"], ["ranges"])) return false;
+  if (v.full !== undefined && !isScopeTrust(v.full)) return false;
+  const ranges = v.ranges;
+  if (!isRec(ranges)) return false;
+  for (const k in ranges) if (!isScopeKey(k) || !isScopeTrust(ranges[k])) return false;
+  return true;
+}
+function isLineView(v: unknown): boolean {
+  return isRec(v) && keysWithin(v, ["seq", "start", "end", "hash", "vacant"], [
+    "seq",
+    "start",
+    "end",
+    "hash",
+  ]) && isNum(v.seq) && isCount(v.start) && v.start > 0 && isCount(v.end) && v.end > 0 &&
+    (v.hash === null || isHash(v.hash)) && (v.vacant === undefined || v.vacant === true);
+}
+const isViews = (v: unknown) =>
+  everyPair(v, (k, x) => isStr(k) && Array.isArray(x) && x.every(isLineView));
+const GROUP_KEYS = ["ids", "trust", "keyViews", "nameViews", "lastOrd", "ignored"];
+function isGroup(v: unknown): boolean {
+  return isRec(v) && keysWithin(v, GROUP_KEYS, GROUP_KEYS) && Array.isArray(v.ids) &&
+    v.ids.length > 0 && v.ids.every((id) => isStr(id) && id !== "") &&
+    everyPair(v.trust, (k, t) => isStr(k) && isPathTrust(t)) && isViews(v.keyViews) &&
+    isViews(v.nameViews) && isNum(v.lastOrd) && isCount(v.ignored);
+}
+const STATE_KEYS = [
+  "format",
+  "leafId",
+  "compactionId",
+  "windowSize",
+  "seq",
+  "ord",
+  "turnOrd",
+  "turnSeq",
+  "modeCounts",
+  "groups",
+  "shown",
+];
+
 /**
  * A {@linkcode ReplayState} read back from JSON, or `undefined` when the
  * value is not one of this format (another version, a damaged file): the
- * caller then replays the branch as if nothing had been saved.
+ * caller then replays the branch as if nothing had been saved. Accepts
+ * exactly what the zod schema accepts ({@linkcode validateReplayState}).
  *
  * @example
  * ```ts
@@ -143,15 +233,20 @@ const replayStateSchema = z.object({
  * ```
  */
 export function parseReplayState(value: unknown): ReplayState | undefined {
-  const r = replayStateSchema.safeParse(value);
-  if (!r.success) return undefined;
-  // every identity in one group only, every group's root first in its list
-  const seen = new Set<string>();
-  for (const g of r.data.groups) {
-    for (const id of g.ids) {
-      if (seen.has(id)) return undefined;
-      seen.add(id);
-    }
-  }
-  return r.data as ReplayState;
+  const v = value;
+  if (!isRec(v) || !keysWithin(v, STATE_KEYS, STATE_KEYS)) return undefined;
+  const counts = v.modeCounts;
+  const ok = v.format === REPLAY_STATE_FORMAT && isStr(v.leafId) && v.leafId !== "" &&
+    (v.compactionId === null || (isStr(v.compactionId) && v.compactionId !== "")) &&
+    isCount(v.windowSize) && v.windowSize >= 1 && isNum(v.seq) && isCount(v.ord) &&
+    isCount(v.turnOrd) && isNum(v.turnSeq) && isRec(counts) &&
+    keysWithin(counts, READ_MODES, READ_MODES) && READ_MODES.every((m) => isCount(counts[m])) &&
+    Array.isArray(v.groups) && v.groups.every(isGroup) &&
+    everyPair(
+      v.shown,
+      (k, m) => isStr(k) && everyPair(m, (l, s) => isStr(l) && isStr(s) && isScopeKey(s)),
+    );
+  if (!ok) return undefined;
+  const state = v as unknown as ReplayState;
+  return idsUnique(state.groups) ? state : undefined;
 }
