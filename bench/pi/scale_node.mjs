@@ -50,10 +50,12 @@
 // 20,000 it runs fewer reads per column (the counts are printed).
 import { spawnSync } from "node:child_process";
 import {
+  cpSync,
   existsSync,
   mkdtempSync,
   readdirSync,
   realpathSync,
+  renameSync,
   rmSync,
   statSync,
   writeFileSync,
@@ -587,22 +589,29 @@ for (const n of SIZES) {
     .reduce((kb, name) => kb + statSync(join(STATE_DIR, name)).size / 1024, 0);
   // a session the extension saved no replay of (SPEC §6.5: sessions kept before it was
   // installed, a damaged store): the walk to the root, and the save that read makes
+  const kept = `${STATE_DIR}.kept`;
+  const saved = existsSync(STATE_DIR);
+  if (saved) cpSync(STATE_DIR, kept, { recursive: true });
   const coldUnsaved = await coldReads(COLD, () => {
     rmSync(STATE_DIR, { recursive: true, force: true });
     return newHarness(session);
   });
+  // the saved replay back for the columns below (a first read never saves one)
+  rmSync(STATE_DIR, { recursive: true, force: true });
+  if (saved) renameSync(kept, STATE_DIR);
+  const [reloaded, prcReloaded] = await alternate(
+    RELOADED,
+    (k) => coldRead(k, () => reloadedHarness(session)),
+    pr,
+    (k) => coldRead(k, () => reloadedHarness(session, PRC)),
+  );
+  // last: a read on another branch saves the replay there (SPEC §6.5), off this branch
   const half = Math.floor(n / 2);
   const [tree, prcTree] = await alternate(
     COLD,
     (k) => treeRead(host, k, half),
     pc,
     (k) => treeRead(prcHost, k, half),
-  );
-  const [reloaded, prcReloaded] = await alternate(
-    RELOADED,
-    (k) => coldRead(k, () => reloadedHarness(session)),
-    pr,
-    (k) => coldRead(k, () => reloadedHarness(session, PRC)),
   );
 
   // the same cold cases on a branch with a compaction 500 entries above its leaf
@@ -624,18 +633,18 @@ for (const n of SIZES) {
     pc,
     (k) => reopenedRead(session, k, PRC),
   );
+  const [cReloaded, prcCReloaded] = await alternate(
+    RELOADED,
+    (k) => coldRead(k, () => reloadedHarness(session)),
+    pr,
+    (k) => coldRead(k, () => reloadedHarness(session, PRC)),
+  );
   const back = COMPACTION_BACK / 2; // half-way up to the compaction
   const [cTree, prcCTree] = await alternate(
     COLD,
     (k) => treeRead(host, k, back),
     pc,
     (k) => treeRead(prcHost, k, back),
-  );
-  const [cReloaded, prcCReloaded] = await alternate(
-    RELOADED,
-    (k) => coldRead(k, () => reloadedHarness(session)),
-    pr,
-    (k) => coldRead(k, () => reloadedHarness(session, PRC)),
   );
 
   // heaps last (full collections), then code warm again for the next size
