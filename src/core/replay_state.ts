@@ -80,11 +80,13 @@ export interface ReplayState {
   seq: number;
   /** Next event order. */
   ord: number;
-  /** Event order and `seq` where the current turn starts. */
+  /** Event order where the current turn starts. */
   turnOrd: number;
+  /** `seq` where the current turn starts. */
   turnSeq: number;
   /** Valid read events in the window by mode. */
   modeCounts: Record<string, number>;
+  /** Every group of identities, folded. */
   groups: ReplayStateGroup[];
   /** Scope shown by the latest trusted read of each request: pathKey, then offset/limit key. */
   shown: [string, [string, ScopeKey][]][];

@@ -50,7 +50,14 @@ import type {
   InFlightRead,
   PendingEdit,
 } from "../../core/knowledge.ts";
-import type { ModeCounts, ReplayBoundary, ReplaySnapshot, TurnChange } from "../../core/replay.ts";
+import type {
+  ModeCounts,
+  ReplayBoundary,
+  ReplaySnapshot,
+  ReplayState,
+  ReplayStateGroup,
+  TurnChange,
+} from "../../core/replay.ts";
 import type { PathTrust, ScopeTrust, TrustState } from "../../core/trust.ts";
 import type { LineView } from "../../core/view.ts";
 import {
@@ -115,6 +122,8 @@ export type {
   ReadMode,
   ReplayBoundary,
   ReplaySnapshot,
+  ReplayState,
+  ReplayStateGroup,
   ScopeKey,
   ScopeTrust,
   StoreProblem,
