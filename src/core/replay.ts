@@ -828,9 +828,7 @@ export class ReplayCursor {
     return {
       format: REPLAY_STATE_FORMAT,
       leafId: this.#leafId,
-      compactionId: this.#restoredBefore > 0 || this.#restoredCompaction !== null
-        ? this.#restoredCompaction
-        : this.#boundary.compactionId,
+      compactionId: this.#restoredCompaction ?? this.#boundary.compactionId,
       windowSize: this.#consumed - this.#boundary.startIndex + this.#restoredBefore,
       seq: this.#seq,
       ord: this.#ord,
@@ -902,14 +900,14 @@ export class ReplayCursor {
       for (const [k, t] of f.trust) trust[k] = t;
       ignored += f.ignored;
     }
-    const restored = this.#restoredBefore > 0 || this.#restoredCompaction !== null;
     return {
       trust,
       seq: this.#seq,
       // (a restored replay's branch starts at its saved leaf: indices count from there)
-      boundary: restored
-        ? { startIndex: 0, compactionId: this.#restoredCompaction }
-        : { ...this.#boundary },
+      boundary: {
+        startIndex: this.#boundary.startIndex,
+        compactionId: this.#restoredCompaction ?? this.#boundary.compactionId,
+      },
       leafId: this.#leafId,
       windowSize: this.#consumed - this.#boundary.startIndex + this.#restoredBefore,
       modeCounts: { ...this.#counts },

@@ -552,8 +552,6 @@ export class FsObjectStore implements ObjectStore {
     const targetAbs = join(this.#objectsDir, basename(target));
 
     const release = holdSigxfsz();
-    // set only once this call has created the file, so a failure never removes another writer's file
-    let tmp: string | undefined;
     try {
       const check = await this.#check(true);
       if (check.problem !== undefined) {
@@ -568,10 +566,7 @@ export class FsObjectStore implements ObjectStore {
       // an existing object is never rewritten (SPEC §9), so existence is enough
       if (await isRegularFile(targetAbs)) return;
 
-      await this.#writeInto(this.#objectsDir, targetAbs, [bytes], (t) => {
-        tmp = t;
-      });
-      tmp = undefined;
+      await this.#writeInto(this.#objectsDir, targetAbs, [bytes], true);
     } catch (e) {
       if (isPermissionError(e)) {
         const at = typeof e === "object" && e !== null && "path" in e && typeof e.path === "string"
@@ -588,7 +583,6 @@ export class FsObjectStore implements ObjectStore {
       err.cause = e;
       throw err;
     } finally {
-      if (tmp !== undefined) await unlink(tmp).catch(() => {});
       release();
     }
   }
@@ -645,15 +639,14 @@ export class FsObjectStore implements ObjectStore {
 
   /**
    * Writes `parts` to a new private temporary file, then renames it to
-   * `target` in `dir` (atomic, never through a link). `started` gets the
-   * temporary file's path once it exists (the caller removes it on failure).
+   * `target` in `dir` (atomic, never through a link); fsynced when
+   * `durable`. The temporary file is removed when anything fails.
    */
   async #writeInto(
     dir: string,
     target: string,
     parts: readonly Uint8Array[],
-    started: (tmp: string) => void,
-    durable = true,
+    durable: boolean,
   ): Promise<void> {
     const candidate = join(this.#tmpDir, `${process.pid}-${randomBytes(12).toString("hex")}.tmp`);
     const fh = await open(
@@ -661,26 +654,31 @@ export class FsObjectStore implements ObjectStore {
       constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW,
       0o600,
     );
-    started(candidate);
+    // set only once this call has created the file, so a failure never removes another writer's file
+    let tmp: string | undefined = candidate;
     try {
-      await fh.chmod(0o600); // the open mode is filtered by the umask
-      await fh.writeFile(parts.length === 1 ? parts[0] : Buffer.concat(parts));
-      if (durable) await fh.sync();
+      try {
+        await fh.chmod(0o600); // the open mode is filtered by the umask
+        await fh.writeFile(parts.length === 1 ? parts[0] : Buffer.concat(parts));
+        if (durable) await fh.sync();
+      } finally {
+        await fh.close();
+      }
+      try {
+        // Atomic, and never through a link (rename replaces a link, not its target).
+        // If a concurrent writer renamed its copy into place meanwhile, this replaces it:
+        // readers see one complete file or the other, never a partial one.
+        await rename(candidate, target);
+        tmp = undefined;
+      } catch (e) {
+        // Windows refuses to replace a target another process holds open. If a file is
+        // now in place, a concurrent writer won: that is success.
+        if (!(await isRegularFile(target))) throw e;
+      }
+      if (durable) await syncDirBestEffort(dir);
     } finally {
-      await fh.close();
+      if (tmp !== undefined) await unlink(tmp).catch(() => {});
     }
-    try {
-      // Atomic, and never through a link (rename replaces a link, not its target).
-      // If a concurrent writer renamed its copy into place meanwhile, this replaces it:
-      // readers see one complete file or the other, never a partial one.
-      await rename(candidate, target);
-    } catch (e) {
-      // Windows refuses to replace a target another process holds open. If a file is
-      // now in place, a concurrent writer won: that is success.
-      if (!(await isRegularFile(target))) throw e;
-      await unlink(candidate).catch(() => {});
-    }
-    if (durable) await syncDirBestEffort(dir);
   }
 
   /**
@@ -735,7 +733,6 @@ export class FsObjectStore implements ObjectStore {
     }
     if (bytes.length > this.maxObjectBytes || this.#problem !== undefined) return;
     const release = holdSigxfsz();
-    let tmp: string | undefined;
     try {
       const check = await this.#check(true);
       if (check.problem !== undefined) {
@@ -746,10 +743,7 @@ export class FsObjectStore implements ObjectStore {
       if (dir === undefined) return;
       const header = new TextEncoder().encode(`${sha256Hex(bytes)}\n`);
       // not fsynced: a state is a cache, and one cut short by a crash fails its checksum
-      await this.#writeInto(dir, join(dir, `${key}.json`), [header, bytes], (t) => {
-        tmp = t;
-      }, false);
-      tmp = undefined;
+      await this.#writeInto(dir, join(dir, `${key}.json`), [header, bytes], false);
     } catch (e) {
       const err = new ReadCacheError(
         "STORE_WRITE_FAILED",
@@ -759,7 +753,6 @@ export class FsObjectStore implements ObjectStore {
       err.cause = e;
       throw err;
     } finally {
-      if (tmp !== undefined) await unlink(tmp).catch(() => {});
       release();
     }
   }
