@@ -6,13 +6,21 @@
 // (every planted bug must give unsafe answers the unmodified code does not).
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync } from "node:fs";
+import { dirname } from "node:path";
 import type { ScenarioOutput, StepResult } from "../../src/conformance/session_simulator.ts";
 import { type Scenario, ScenarioSchema } from "../../src/conformance/vector_schema.ts";
 import { createEditToolDefinition } from "@mariozechner/pi-coding-agent";
 import { checkScenario } from "./support/oracle/checker.ts";
-import { bytesContent, editToolArgs, FsModel, writeNameOf } from "./support/oracle/fs_model.ts";
+import {
+  bytesContent,
+  contentBytes,
+  editToolArgs,
+  FsModel,
+  READ_ONLY_COMMAND,
+  writeNameOf,
+} from "./support/oracle/fs_model.ts";
 import { bashShown, grepShown, namedIn, readBash } from "./support/oracle/commands.ts";
-import { compileSession, sessionArb } from "./support/oracle/generator.ts";
+import { compileSession, sanitizeScenario, sessionArb } from "./support/oracle/generator.ts";
 import { PLANTED_BUGS, runMutant } from "./support/oracle/mutants.ts";
 import { applyHunks, parseCached, parseShown, parseUnifiedDiff } from "./support/oracle/parse.ts";
 import { type PortName, PORTS } from "./support/oracle/ports.ts";
@@ -1310,6 +1318,61 @@ Deno.test("oracle shrinker: files named only in a shell command or searched are 
   assert.deepEqual(kept([{ op: "grep", pattern: "c" }]), ["a.txt", "b.txt", "d.txt", "sub/c.txt"]);
 });
 
+Deno.test("oracle file model: the commands it does not run change nothing when run", () => {
+  // every view command of generated sessions, run for real on the session's files
+  const dir = Deno.makeTempDirSync({ prefix: "readcache-oracle-views-" });
+  try {
+    const listing = () =>
+      [...Deno.readDirSync(dir)].length === 0 ? "" : JSON.stringify(
+        readdirSync(dir, { recursive: true, withFileTypes: true }).map((e) => {
+          const p = `${e.parentPath}/${e.name}`;
+          return [p, e.isSymbolicLink() ? Deno.readLinkSync(p) : e.isFile() ? readFileSync(p) : ""];
+        }).sort(),
+      );
+    let views = 0;
+    for (const [i, s] of fc.sample(sessionArb(), { seed: SEED, numRuns: 30 }).entries()) {
+      const v = compileSession(s, `oracle-${i}`);
+      for (const st of v.steps) {
+        if (st.op !== "bash" || !READ_ONLY_COMMAND.test(st.command)) continue;
+        views++;
+        Deno.removeSync(dir, { recursive: true });
+        Deno.mkdirSync(dir);
+        for (const [name, c] of Object.entries(v.files)) {
+          Deno.mkdirSync(dirname(`${dir}/${name}`), { recursive: true });
+          Deno.writeFileSync(`${dir}/${name}`, contentBytes(c));
+        }
+        Deno.symlinkSync("a.txt", `${dir}/link.txt`);
+        const before = listing();
+        new Deno.Command("bash", {
+          args: ["-c", st.command],
+          cwd: dir,
+          stdout: "null",
+          stderr: "null",
+        })
+          .outputSync();
+        assert.equal(listing(), before, st.command);
+      }
+    }
+    assert.ok(views > 30, `${views} view commands`);
+    // every command that changes a file is run
+    for (
+      const c of [
+        "sed -i 's/^a1/x/' a.txt",
+        "printf 'a+\\n' >> a.txt",
+        "echo 'x' > a.txt",
+        "cp b.txt a.txt",
+        "rm a.txt",
+        "sed -i 's/^a1/x/' a.txt && cat a.txt",
+        "cat a.txt > b.txt",
+        "cat a.txt; rm b.txt",
+        "head -n 3 a.txt | tee b.txt",
+      ]
+    ) assert.ok(!READ_ONLY_COMMAND.test(c), c);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
+
 Deno.test("oracle file model: pi's edit tool, as pi runs it on a real file", async () => {
   // the edit calls of generated sessions, each run by pi's own tool on disk and by the model
   const dir = await Deno.makeTempDir({ prefix: "readcache-oracle-edit-" });
@@ -1414,6 +1477,46 @@ Deno.test("oracle generator: vectors are valid and deterministic", () => {
   assert.ok(tools.some((s) => s.record === false), "a result without a record");
   const greps = tools.flatMap((s) => s.op === "grep" ? [s] : []);
   assert.ok(greps.some((s) => s.path === undefined) && greps.some((s) => s.path !== undefined));
+});
+
+Deno.test("oracle generator: a deferred result its turn never answers persists nothing", async () => {
+  // reads that never return and a deferred search, then a label: nothing is in the session yet
+  // (and pi's leaf is its assistant message, which the reference simulator does not write)
+  const vector = (steps: Record<string, unknown>[]) =>
+    ScenarioSchema.parse({
+      id: "deferred-label",
+      title: "a deferred search its turn never answers, then a label",
+      refs: ["tests/pi/support/oracle"],
+      files: { "a.txt": "a1 beta\na2\n" },
+      steps,
+    });
+  const head = [
+    { op: "read", path: "a.txt", persist: false, expect: {} },
+    { op: "grep", pattern: "beta", persist: "deferred" },
+  ];
+  const tail = [{ op: "label", name: "L1" }, { op: "read", path: "a.txt", expect: {} }];
+  const ops = (v: Scenario) => v.steps.map((s) => s.op);
+  assert.deepEqual(ops(sanitizeScenario(vector([...head, ...tail]))), ["read", "grep", "read"]);
+  const outcome = await runSession(PORTS.reference, sanitizeScenario(vector([...head, ...tail])));
+  assert.ok(outcome.ok, outcome.ok ? "" : outcome.error);
+  // a later call of the turn that returns brings the deferred result with it: the label stays
+  const landed = [...head, { op: "read", path: "a.txt", expect: {} }, ...tail];
+  assert.deepEqual(ops(sanitizeScenario(vector(landed))), [
+    "read",
+    "grep",
+    "read",
+    "label",
+    "read",
+  ]);
+  // the session of the run that found it (seed 3402, session 627) runs on the reference port
+  const r = await runOracle({
+    port: PORTS.reference,
+    sessions: 628,
+    seed: 3402,
+    shrink: 0,
+    only: [627],
+  });
+  assert.deepEqual([r.sessions, r.errors.length, r.unsafe.length], [1, 0, 0]);
 });
 
 Deno.test("oracle view: where an edit lands in what the model holds", () => {

@@ -14,6 +14,7 @@ import { PiBranchConverter, piEntryToReplay } from "../../src/adapters/pi/branch
 import { BranchKnowledge } from "../../src/core/knowledge.ts";
 import { callResolvers } from "../../src/shell/read_service.ts";
 import { FakePiHost } from "../../scripts/pi/pi_host.ts";
+import { counted, withProject } from "./support/session_calls.ts";
 
 const FILES = 6;
 /** File `f`; `edited`: its line 5 changed. */
@@ -24,32 +25,12 @@ const body = (f: number, edited = false) =>
   )
     .join("\n") + "\n";
 
-/** pi's session manager behind a proxy that counts the calls of each read method. */
-function counted(session: SessionManager): { session: SessionManager; calls: Map<string, number> } {
-  const calls = new Map<string, number>();
-  const proxy = new Proxy(session, {
-    get(target, prop, receiver) {
-      const v = Reflect.get(target, prop, receiver);
-      if (typeof v !== "function") return v;
-      return (...args: unknown[]) => {
-        if (typeof prop === "string") calls.set(prop, (calls.get(prop) ?? 0) + 1);
-        return v.apply(target, args);
-      };
-    },
-  });
-  return { session: proxy, calls };
-}
-
 function withCwd(fn: (cwd: string) => Promise<void>): () => Promise<void> {
-  return async () => {
-    const cwd = realpathSync(mkdtempSync(join(tmpdir(), "readcache-cold-walk-")));
-    try {
-      for (let f = 0; f < FILES; f++) writeFileSync(join(cwd, `f${f}.txt`), body(f));
-      await fn(cwd);
-    } finally {
-      rmSync(cwd, { recursive: true, force: true });
-    }
-  };
+  return withProject(
+    "readcache-cold-walk-",
+    Object.fromEntries(Array.from({ length: FILES }, (_, f) => [`f${f}.txt`, body(f)])),
+    fn,
+  );
 }
 
 function newHost(session: SessionManager, cwd: string): FakePiHost {

@@ -7,21 +7,19 @@ import assert from "node:assert/strict";
 import {
   existsSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
-  realpathSync,
   rmSync,
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { createReadcacheExtension } from "../../src/adapters/pi/extension.ts";
 import { loadSavedReplay } from "../../src/adapters/pi/saved_replay.ts";
 import { FsObjectStore } from "../../src/store/fs_object_store.ts";
 import { FakePiHost } from "../../scripts/pi/pi_host.ts";
+import { counted, withProject } from "./support/session_calls.ts";
 
 const FILES = 6;
 const body = (f: number, edited = 0) =>
@@ -31,31 +29,12 @@ const body = (f: number, edited = 0) =>
   )
     .join("\n") + "\n";
 
-function counted(session: SessionManager): { session: SessionManager; calls: Map<string, number> } {
-  const calls = new Map<string, number>();
-  const proxy = new Proxy(session, {
-    get(target, prop, receiver) {
-      const v = Reflect.get(target, prop, receiver);
-      if (typeof v !== "function") return v;
-      return (...args: unknown[]) => {
-        if (typeof prop === "string") calls.set(prop, (calls.get(prop) ?? 0) + 1);
-        return v.apply(target, args);
-      };
-    },
-  });
-  return { session: proxy, calls };
-}
-
 function withCwd(fn: (cwd: string) => Promise<void>): () => Promise<void> {
-  return async () => {
-    const cwd = realpathSync(mkdtempSync(join(tmpdir(), "readcache-saved-replay-")));
-    try {
-      for (let f = 0; f < FILES; f++) writeFileSync(join(cwd, `f${f}.txt`), body(f));
-      await fn(cwd);
-    } finally {
-      rmSync(cwd, { recursive: true, force: true });
-    }
-  };
+  return withProject(
+    "readcache-saved-replay-",
+    Object.fromEntries(Array.from({ length: FILES }, (_, f) => [`f${f}.txt`, body(f)])),
+    fn,
+  );
 }
 
 function newHost(session: SessionManager, cwd: string, saveReplayEvery?: number): FakePiHost {

@@ -43,7 +43,7 @@ import {
   type VectorContent,
   writeNameOf,
 } from "./fs_model.ts";
-import { isCallStep, SessionTree, startsTurn, turnCalls } from "./session_model.ts";
+import { isCallStep, resultLands, SessionTree, startsTurn, turnCalls } from "./session_model.ts";
 
 /** Whether the scenario schema knows the `symlink` step (it is being added). */
 export const SCHEMA_HAS_SYMLINK: boolean = ScenarioStepSchema.safeParse({
@@ -2040,7 +2040,7 @@ function sanitizePass(
           servedNames.add(req.name);
           servedReal.add(fs.realName(req.name));
         }
-        if (s.persist !== false) tree.append(turnEntry ? "result" : "read");
+        if (resultLands(input, index)) tree.append(turnEntry ? "result" : "read");
         else if (!turnEntry) tree.unpersistedRead();
         break;
       }
@@ -2049,19 +2049,19 @@ function sanitizePass(
         const name = writeNameOf(s.path);
         if (fs.writeTarget(name) === undefined) return;
         fs.write(name, s.content);
-        if (s.persist !== false) tree.append("result");
+        if (resultLands(input, index)) tree.append("result");
         break;
       }
       case "editTool":
         // pi's edit refuses what it cannot do (its error is the result): it always runs
         fs.edit(editToolArgs(s));
-        if (s.persist !== false) tree.append("result");
+        if (resultLands(input, index)) tree.append("result");
         break;
       case "bash":
       case "grep":
         // a command that fails, or a search of a path that does not exist, is an error result
         if (s.op === "bash") fs.runBash(s.command);
-        if (s.persist !== false) tree.append(turnEntry ? "result" : "read");
+        if (resultLands(input, index)) tree.append(turnEntry ? "result" : "read");
         else if (!turnEntry) tree.unpersistedRead();
         break;
       case "write":

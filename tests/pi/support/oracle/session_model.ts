@@ -74,6 +74,24 @@ export function turnCalls(steps: readonly TurnStep[], index: number): number[] {
   return out;
 }
 
+/**
+ * Whether the result of the call step at `index` reaches the session: not
+ * `persist: false`, and a `"deferred"` one only when a later call of its turn
+ * returns at once (a step that ends the turn first leaves it unanswered).
+ */
+export function resultLands(steps: readonly TurnStep[], index: number): boolean {
+  const s = steps[index];
+  if (s.persist !== "deferred") return s.persist !== false;
+  for (let i = index + 1; i < steps.length; i++) {
+    const t = steps[i];
+    // a call after one that has not returned is in the same turn
+    if (isCallStep(t)) {
+      if (returnsAtOnce(t)) return true;
+    } else if (!FILE_OPS.has(t.op)) return false;
+  }
+  return false;
+}
+
 /** One session entry. */
 export interface TreeEntry<T> {
   id: number;
