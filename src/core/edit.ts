@@ -504,7 +504,9 @@ function heldByText(
 
 /**
  * True when the lines the model holds end like the base's: none with a CR
- * for an LF base; for a CRLF base, only the base's own lines.
+ * for an LF base; for a CRLF base, only the base's own lines, and under each
+ * name at least one that shows its CR (the last line alone has none: the
+ * model could not know its new lines end with one).
  */
 function endingsAgree(
   baseHash: string,
@@ -515,7 +517,8 @@ function endingsAgree(
   if (!base.some((l) => l.includes("\r"))) {
     return !views.some((v) => [...v.values()].some((l) => l.includes("\r")));
   }
-  return pieces.every((p) => p.hash === baseHash);
+  return pieces.every((p) => p.hash === baseHash) &&
+    views.every((v) => [...v.values()].some((l) => l.endsWith("\r")));
 }
 
 /** The stretches of newest views (SPEC §5.5) with a content hash. */

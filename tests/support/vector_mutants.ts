@@ -325,6 +325,13 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     replace: "    false",
   },
   {
+    name: "edit-crlf-endings-unseen-believed",
+    rule: "SPEC §5.9(2): a CRLF file's belief needs a held line whose CR the model saw",
+    file: "src/core/edit.ts",
+    find: '    views.every((v) => [...v.values()].some((l) => l.endsWith("\\r")));',
+    replace: "    true;",
+  },
+  {
     name: "edit-place-in-normalised-lines",
     rule: "SPEC §5.9: where an edit could start is a line of the model's view, not of pi's text",
     file: "src/core/edit.ts",
