@@ -77,19 +77,15 @@ export function turnCalls(steps: readonly TurnStep[], index: number): number[] {
 /**
  * Whether the result of the call step at `index` reaches the session: not
  * `persist: false`, and a `"deferred"` one only when a later call of its turn
- * returns at once (a step that ends the turn first leaves it unanswered).
+ * returns at once (a step that ends the turn first leaves it unanswered;
+ * the checker applies the same rule per turn, as `lastReturns`).
  */
 export function resultLands(steps: readonly TurnStep[], index: number): boolean {
   const s = steps[index];
   if (s.persist !== "deferred") return s.persist !== false;
-  for (let i = index + 1; i < steps.length; i++) {
-    const t = steps[i];
-    // a call after one that has not returned is in the same turn
-    if (isCallStep(t)) {
-      if (returnsAtOnce(t)) return true;
-    } else if (!FILE_OPS.has(t.op)) return false;
-  }
-  return false;
+  // the calls from this one to the end of its turn: the last returns at once, or none does
+  const calls = turnCalls(steps, index);
+  return returnsAtOnce(steps[calls[calls.length - 1]]);
 }
 
 /** One session entry. */
