@@ -84,6 +84,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
+import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, posix, relative, resolve, sep } from "node:path";
 import { runBashStep } from "../../src/conformance/session_simulator.ts";
@@ -193,6 +194,21 @@ function inProject(p: string): boolean {
   return p.startsWith(`${PROJECT_DIR}/`);
 }
 
+/** What a `bash` command printed and left in the project (files and links, in walk order). */
+interface BashOutcome {
+  output: string;
+  files: [string, Uint8Array][];
+  links: [string, string][];
+}
+
+/**
+ * Outcomes of `bash` commands by command and project state: the oracle asks
+ * for a generated session's rule again after dropping the steps it names, so
+ * the same commands meet the same files again (a real run each time was half
+ * of the OpenCode port's time).
+ */
+const BASH_OUTCOMES = new Map<string, BashOutcome>();
+
 /** The vector's files in a virtual project directory, with symbolic links followed. */
 class VirtualFiles {
   readonly files = new Map<string, Uint8Array>();
@@ -230,6 +246,35 @@ class VirtualFiles {
    * the model keeps the content later reads are translated from.
    */
   runBash(command: string): string {
+    const key = this.#stateKey(command);
+    let outcome = BASH_OUTCOMES.get(key);
+    if (outcome === undefined) {
+      outcome = this.#runBash(command);
+      if (BASH_OUTCOMES.size >= 2000) BASH_OUTCOMES.delete(BASH_OUTCOMES.keys().next().value!);
+      BASH_OUTCOMES.set(key, outcome);
+    }
+    for (const p of [...this.files.keys()]) if (inProject(p)) this.files.delete(p);
+    for (const p of [...this.links.keys()]) if (inProject(p)) this.links.delete(p);
+    for (const [p, bytes] of outcome.files) this.files.set(p, bytes);
+    for (const [link, target] of outcome.links) this.links.set(link, target);
+    return outcome.output;
+  }
+
+  /** The command and every file and link in the project, as a key (a SHA-256). */
+  #stateKey(command: string): string {
+    const h = createHash("sha256").update(`${command}\0`);
+    for (const [p, bytes] of this.files) {
+      if (inProject(p)) h.update(`f${p.length}:${p}${bytes.length}:`).update(bytes);
+    }
+    for (const [link, target] of this.links) {
+      if (inProject(link)) h.update(`l${link.length}:${link}${target.length}:${target}`);
+    }
+    return h.digest("hex");
+  }
+
+  #runBash(command: string): BashOutcome {
+    const files: [string, Uint8Array][] = [];
+    const links: [string, string][] = [];
     const dir = mkdtempSync(join(tmpdir(), "readcache-oc-expect-"));
     const at = (p: string) => join(dir, posix.relative(PROJECT_DIR, p));
     try {
@@ -244,8 +289,6 @@ class VirtualFiles {
         symlinkSync(inProject(target) ? at(target) : target, at(link));
       }
       const output = runBashStep(command, dir);
-      for (const p of [...this.files.keys()]) if (inProject(p)) this.files.delete(p);
-      for (const p of [...this.links.keys()]) if (inProject(p)) this.links.delete(p);
       // every regular file and link now there, those the command made (`cp`, `>`, `rm`) included
       const back = (full: string) =>
         posix.join(PROJECT_DIR, relative(dir, full).split(sep).join("/"));
@@ -255,16 +298,16 @@ class VirtualFiles {
           if (e.isSymbolicLink()) {
             const target = resolve(dirname(full), readlinkSync(full));
             const rel = relative(dir, target);
-            this.links.set(
+            links.push([
               back(full),
               rel.startsWith("..") || isAbsolute(rel) ? target : back(target),
-            );
+            ]);
           } else if (e.isDirectory()) walk(full);
-          else if (e.isFile()) this.files.set(back(full), readFileSync(full));
+          else if (e.isFile()) files.push([back(full), readFileSync(full)]);
         }
       };
       walk(dir);
-      return output;
+      return { output, files, links };
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
