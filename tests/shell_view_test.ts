@@ -4,6 +4,7 @@ import {
   classifyShellCommand,
   grepShownLines,
   grepToolLines,
+  printedWhileChanging,
   shownLinesOf,
 } from "../src/core/shell_view.ts";
 import { TO_END } from "../src/core/view.ts";
@@ -142,4 +143,51 @@ Deno.test("pi's grep rows are views of the lines they print as they are", () => 
     { path: "src/a.ts", line: 4, text: "d... [truncated]" },
   ]);
   assert.deepEqual(grepShownLines(rows, "a\nb\nc\ndddddd\n"), [{ start: 2, end: 3 }]);
+});
+
+Deno.test("files a command may print while it changes files (SPEC §5.10)", () => {
+  const p = (c: string) => printedWhileChanging(c);
+  // the two shapes of issue 37: printed, then put back before the result
+  assert.deepEqual(p("cat a.txt && cp a.keep a.txt"), { kind: "paths", paths: ["a.txt"] });
+  assert.deepEqual(p("git stash && cat a.txt && git stash pop"), {
+    kind: "paths",
+    paths: ["a.txt"],
+  });
+  // a print after every change shows the file as it is at the result
+  assert.deepEqual(p("cp a.keep a.txt && cat a.txt"), { kind: "none" });
+  // read-only commands change nothing
+  assert.deepEqual(p("cat a.txt | head -5"), { kind: "none" });
+  // a pipeline's parts run side by side
+  assert.deepEqual(p("cat a.txt | sed -i s/x/y/ b.txt"), {
+    kind: "paths",
+    paths: ["a.txt", "b.txt", "s/x/y/"],
+  });
+  // after `cd DIR;` a failed cd leaves the directory as it was: both are possible
+  assert.deepEqual(p("cd sub; cat a.txt; rm b"), { kind: "paths", paths: ["a.txt", "sub/a.txt"] });
+  // a search's pattern is no path; a recursive one without a path searches where it runs
+  assert.deepEqual(p("grep -rn foo && git checkout ."), { kind: "paths", paths: ["."] });
+  assert.deepEqual(p("grep -n foo a.txt; touch b"), { kind: "paths", paths: ["a.txt"] });
+  // programs the cache cannot see into, unplain paths, git's printing commands: everything
+  for (
+    const c of [
+      "npm test",
+      "sh restore.sh",
+      "cat *.ts && rm x",
+      "cat a | tee b",
+      "git add -p",
+      "git stash show -p",
+      "git diff && git add .",
+      "cd $DIR && cat a && rm b",
+      "(cat a; rm a)",
+      "git commit -m x",
+    ]
+  ) assert.deepEqual(p(c), { kind: "all" }, c);
+  // changes that print no file content
+  assert.deepEqual(p("git stash -u && git checkout main && git stash pop"), { kind: "none" });
+  assert.deepEqual(p("echo hi > a.txt && cat b.txt"), { kind: "none" });
+});
+
+Deno.test("a redirection alone writes its file", () => {
+  assert.equal(classifyShellCommand("> a.txt").readOnly, false);
+  assert.deepEqual(printedWhileChanging("cat a.txt; > a.txt"), { kind: "paths", paths: ["a.txt"] });
 });

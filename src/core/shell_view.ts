@@ -246,43 +246,236 @@ function harmlessRedirect(op: string, target: string | undefined): boolean {
  * ```
  */
 export function classifyShellCommand(command: string): ShellCommand {
-  const tokens = tokenize(command);
-  if (tokens === undefined) return { readOnly: false };
-  // simple commands between operators; redirections checked and dropped
-  const commands: { words: { word: string; plain: boolean }[]; after?: string }[] = [];
-  let current: { word: string; plain: boolean }[] = [];
-  for (let i = 0; i < tokens.length; i++) {
-    const t = tokens[i];
-    if ("word" in t) {
-      current.push(t);
-      continue;
-    }
-    if (/[<>]/.test(t.op)) {
-      const next = tokens[i + 1];
-      const target = next !== undefined && "word" in next ? next.word : undefined;
-      if (!harmlessRedirect(t.op, target)) return { readOnly: false };
-      if (target !== undefined) i++;
-      continue;
-    }
-    if (!["|", "&&", "||", ";", "\n"].includes(t.op)) return { readOnly: false };
-    commands.push({ words: current, after: t.op });
-    current = [];
-  }
-  commands.push({ words: current });
+  const parts = partsOf(command);
+  if (parts === undefined) return { readOnly: false };
   let readOnly = true;
   let showsContent = false;
-  for (const c of commands) {
+  for (const c of parts) {
+    if (c.writes) return { readOnly: false };
     if (c.words.length === 0) continue;
     const [name, ...rest] = c.words.map((w) => w.word);
     // an assignment before the command (`GIT_EXTERNAL_DIFF=...`) or a path to a program
-    if (name.includes("=") || name.includes("/") || !c.words[0].plain) return { readOnly: false };
+    if (!isProgramName(c.words[0])) return { readOnly: false };
     const check = READ_ONLY.get(name);
     if (check === undefined || !check(rest)) readOnly = false;
     if (!NO_CONTENT.has(name)) showsContent = true;
   }
   if (!readOnly) return { readOnly: false };
-  const view = viewOf(commands.filter((c) => c.words.length > 0));
+  const view = viewOf(parts.filter((c) => c.words.length > 0));
   return view === undefined ? { readOnly, showsContent } : { readOnly, showsContent, view };
+}
+
+type Word = { word: string; plain: boolean };
+/** A simple command: its words, the operator after it, and whether it redirects output to a file. */
+type Part = { words: Word[]; after?: string; writes: boolean };
+
+/**
+ * The simple commands of a command line, split at `|`, `&&`, `||`, `;` and
+ * newlines, with redirections dropped (`writes` when one writes a file);
+ * `undefined` when the line holds anything else (a background job, a
+ * subshell, substitutions, here-documents).
+ */
+function partsOf(command: string): Part[] | undefined {
+  const tokens = tokenize(command);
+  if (tokens === undefined) return undefined;
+  const parts: Part[] = [];
+  let current: Part = { words: [], writes: false };
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i];
+    if ("word" in t) {
+      current.words.push(t);
+      continue;
+    }
+    if (/[<>]/.test(t.op)) {
+      const next = tokens[i + 1];
+      const target = next !== undefined && "word" in next ? next.word : undefined;
+      if (!harmlessRedirect(t.op, target)) {
+        // `>&` / `<&` to something other than a descriptor, `<>`: not understood
+        if (target === undefined || !/^[0-9]*(>>?|&>)$/.test(t.op)) return undefined;
+        current.writes = true;
+      }
+      if (target !== undefined) i++;
+      continue;
+    }
+    if (!["|", "&&", "||", ";", "\n"].includes(t.op)) return undefined;
+    current.after = t.op;
+    parts.push(current);
+    current = { words: [], writes: false };
+  }
+  parts.push(current);
+  return parts;
+}
+
+/** A command word naming a program the cache may know: plain, no assignment, no path. */
+function isProgramName(w: Word): boolean {
+  return w.plain && !w.word.includes("=") && !w.word.includes("/");
+}
+
+/**
+ * Which files a shell command may have printed at a moment when a part of
+ * it that changes files had not yet finished (SPEC §5.10, "Printed while
+ * changing"): `none` when no part changes a file, or no part that prints
+ * file content can run before or beside one that changes; `paths` (as
+ * typed, joined to each directory a `cd` may have moved to; a directory
+ * stands for every file under it) when the cache understands every part;
+ * `all` when some part is a program the cache cannot see into (it may
+ * print any file and change it back before the call returns), or a printed
+ * path is not plain. The caller decides what an empty output means.
+ *
+ * @example
+ * ```ts
+ * import { printedWhileChanging } from "@readcache/core/rules";
+ * printedWhileChanging("cat a.txt && cp a.keep a.txt"); // { kind: "paths", paths: ["a.txt"] }
+ * printedWhileChanging("cp a.keep a.txt && cat a.txt"); // { kind: "none" }
+ * printedWhileChanging("npm test"); // { kind: "all" }
+ * printedWhileChanging("cat a.txt"); // { kind: "none" }
+ * ```
+ */
+export function printedWhileChanging(command: string): MidCallPrints {
+  const parts = partsOf(command);
+  if (parts === undefined) return { kind: "all" };
+  // the directories the shell may be in (relative to where it started; "" is that)
+  let dirs: string[] | undefined = [""];
+  const effects: { changes: boolean; prints: string[] | "all"; pipeline: number }[] = [];
+  let pipeline = 0;
+  for (const p of parts) {
+    const here = pipeline;
+    if (p.after !== "|") pipeline++;
+    if (p.words.length === 0) {
+      // `> F` alone truncates F
+      if (p.writes) effects.push({ changes: true, prints: [], pipeline: here });
+      continue;
+    }
+    const effect = partEffect(p, dirs);
+    if (effect === "opaque") return { kind: "all" };
+    if ("cd" in effect) {
+      // a failed cd leaves the directory as it was: both stay possible; in a pipeline it is a subshell
+      dirs = effect.cd === undefined || dirs === undefined
+        ? undefined
+        : [...new Set([...dirs, ...dirs.map((d) => joinDir(d, effect.cd!))])];
+      continue;
+    }
+    effects.push({ ...effect, pipeline: here });
+  }
+  const paths = new Set<string>();
+  for (let i = 0; i < effects.length; i++) {
+    const e = effects[i];
+    if (e.prints !== "all" && e.prints.length === 0) continue;
+    // a part that changes files after it, beside it in a pipeline, or itself (`sed -i`)
+    const changedLater = effects.some((o, j) => o.changes && (j >= i || o.pipeline === e.pipeline));
+    if (!changedLater) continue;
+    if (e.prints === "all") return { kind: "all" };
+    for (const path of e.prints) paths.add(path);
+  }
+  return paths.size === 0 ? { kind: "none" } : { kind: "paths", paths: [...paths].sort() };
+}
+
+/**
+ * What {@linkcode printedWhileChanging} finds a command may have printed
+ * while it changed files.
+ *
+ * @example
+ * ```ts
+ * import type { MidCallPrints } from "@readcache/core/rules";
+ * const m: MidCallPrints = { kind: "paths", paths: ["a.txt"] };
+ * ```
+ */
+export type MidCallPrints =
+  | { kind: "none" }
+  | { kind: "paths"; paths: string[] }
+  | { kind: "all" };
+
+/** `dir` then `path`, as the shell resolves a relative path after `cd dir`. */
+function joinDir(dir: string, path: string): string {
+  if (path.startsWith("/") || dir === "") return path;
+  return `${dir}/${path}`;
+}
+
+/** Commands that change files and print no file content (names at most). */
+const CHANGING: ReadonlySet<string> = new Set([
+  "cp",
+  "mv",
+  "rm",
+  "rmdir",
+  "mkdir",
+  "touch",
+  "ln",
+  "chmod",
+]);
+
+/** git subcommands that change the working tree and print names at most (without `-p`). */
+const GIT_CHANGING: ReadonlySet<string> = new Set([
+  "stash",
+  "checkout",
+  "restore",
+  "reset",
+  "add",
+  "rm",
+  "mv",
+  "switch",
+]);
+
+/** git stash subcommands that print no file content. */
+const STASH_QUIET: ReadonlySet<string> = new Set(["push", "pop", "apply", "drop", "save"]);
+
+/**
+ * What one simple command does, for {@linkcode printedWhileChanging}: a
+ * `cd` (its target, `undefined` when not plain), whether it changes files
+ * and which paths it may print (resolved against each possible directory;
+ * `all` when unknown), or `opaque` for a program the cache cannot see into.
+ */
+function partEffect(
+  p: Part,
+  dirs: string[] | undefined,
+): "opaque" | { cd: string | undefined } | { changes: boolean; prints: string[] | "all" } {
+  const [first, ...args] = p.words;
+  if (!isProgramName(first)) return "opaque";
+  const name = first.word;
+  const words = args.map((w) => w.word);
+  if (name === "cd") {
+    const target = args.filter((w) => w.word !== "--");
+    if (p.after === "|" || target.length !== 1 || !target[0].plain || target[0].word === "-") {
+      return { cd: undefined };
+    }
+    return { cd: target[0].word };
+  }
+  const printsArgs = (): string[] | "all" => {
+    let paths = args.filter((w) => !w.word.startsWith("-"));
+    // a search's first operand is its pattern, unless an option gave it
+    const search = ["grep", "egrep", "fgrep", "rg"].includes(name);
+    if (search && !words.some((w) => /^-[a-zA-Z]*[ef]|^--(regexp|file)/.test(w))) {
+      paths = paths.slice(1);
+    }
+    if (paths.some((w) => !w.plain) || dirs === undefined) return "all";
+    // a recursive search without a path searches the directory it runs in
+    const here = search && paths.length === 0 &&
+        (name === "rg" ||
+          words.some((w) => /^-\w*[rR]|^--(recursive|dereference-recursive)/.test(w)))
+      ? ["."]
+      : [];
+    return dirs.flatMap((d) => [...paths.map((w) => w.word), ...here].map((w) => joinDir(d, w)));
+  };
+  const check = READ_ONLY.get(name);
+  if (check !== undefined && check(words)) {
+    if (NO_CONTENT.has(name)) return { changes: p.writes, prints: [] };
+    return { changes: p.writes, prints: name === "git" ? "all" : printsArgs() };
+  }
+  if (CHANGING.has(name)) return { changes: true, prints: [] };
+  // sed -i: its script may print (a `w /dev/stdout`), so its files count as printed too
+  if (name === "sed" && words.some((w) => /^-\w*i|^--in-place/.test(w))) {
+    return { changes: true, prints: printsArgs() };
+  }
+  if (name === "git" && GIT_CHANGING.has(words[0] ?? "")) {
+    // `-p`, `-i` and their long forms print hunks and ask; `stash show`, `stash list` print
+    const interactive = words.some((w) =>
+      /^-[a-zA-Z]*[pi]/.test(w) || /^--(patch|interactive)/.test(w)
+    );
+    const stashPrints = words[0] === "stash" && words.length > 1 && !STASH_QUIET.has(words[1]) &&
+      !words[1].startsWith("-");
+    if (interactive || stashPrints) return "opaque";
+    return { changes: true, prints: [] };
+  }
+  return "opaque";
 }
 
 /** The view a command prints, when it is one of the recognised forms. */

@@ -21,10 +21,11 @@ import {
   classifyShellCommand,
   grepShownLines,
   grepToolLines,
+  printedWhileChanging,
   shownLinesOf,
 } from "../core/shell_view.ts";
 import { type LineView, newestViewsOf, TO_END, viewsShowContent } from "../core/view.ts";
-import { stat } from "node:fs/promises";
+import { realpath, stat } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
 import {
   isInsideProject,
@@ -93,7 +94,8 @@ async function agrees(
  * What a tool result printed, for the lines it may show (SPEC §5.10):
  * `shell`, the output of a shell command (run in `cwd`, the working
  * directory when omitted); `grep`, the output of pi's `grep` tool, which
- * searched `path` (`path:N: text` lines).
+ * searched `path` (`path:N: text` lines); `opaque`, the output of a tool
+ * the adapter cannot see into (it may change files and print any of them).
  *
  * @example
  * ```ts
@@ -103,7 +105,8 @@ async function agrees(
  */
 export type ToolOutput =
   | { kind: "shell"; command: string; cwd?: string; output: string }
-  | { kind: "grep"; path?: string; output: string };
+  | { kind: "grep"; path?: string; output: string }
+  | { kind: "opaque"; output: string };
 
 /**
  * The record a tool result carries (SPEC §5.10): every identity the model
@@ -135,8 +138,14 @@ export async function toolResultMeta(
   const isName = new Set(names);
   const changed: string[] = [];
   const inFlight = knowledge.inFlight.length > 0;
+  const printed = await printedWhileChangingOf(output, deps.cwd);
   // an identity that is a pathKey and a name (a file read by its real path) is read once
   for (const id of new Set([...keys, ...names])) {
+    // printed while the call changed files: the model may hold what it printed (SPEC §5.10)
+    if (printed(id)) {
+      changed.push(id);
+      continue;
+    }
     const { keyViews, nameViews } = knowledge.file(id, id);
     const viewLists = [
       ...(isKey.has(id) ? [keyViews] : []),
@@ -154,6 +163,40 @@ export async function toolResultMeta(
   return shown.length === 0
     ? { v: 1, kind: "tool", changed: changed.sort() }
     : { v: 1, kind: "tool", changed: changed.sort(), shown };
+}
+
+/** What pi (and the hosts that mimic it) print for a command that printed nothing. */
+const NOTHING_PRINTED = /^(\(no output\))?\s*(Command exited with code [0-9]+)?$/;
+
+/**
+ * Which identities a call may have printed while it changed files (SPEC
+ * §5.10, "Printed while changing"): for a shell command, the files its
+ * printing parts name when a changing part may run after or beside them
+ * (a directory: every file under it; each name and its real path), or every
+ * identity when it runs a program the cache cannot see into; the same for a
+ * tool the adapter cannot see into. Nothing when the output is empty.
+ */
+async function printedWhileChangingOf(
+  output: ToolOutput | undefined,
+  cwd: string,
+): Promise<(id: string) => boolean> {
+  const none = () => false;
+  if (output === undefined || output.kind === "grep") return none;
+  if (NOTHING_PRINTED.test(output.output.trim())) return none;
+  const printed = output.kind === "opaque"
+    ? { kind: "all" as const }
+    : printedWhileChanging(output.command);
+  if (printed.kind === "none") return none;
+  if (printed.kind === "all") return () => true;
+  const base = output.kind === "shell" ? output.cwd ?? cwd : cwd;
+  const prefixes = new Set<string>();
+  for (const path of printed.paths) {
+    const name = resolve(base, path);
+    prefixes.add(name);
+    prefixes.add(await realpath(name).catch(() => name));
+  }
+  return (id) =>
+    [...prefixes].some((p) => id === p || id.startsWith(p.endsWith("/") ? p : `${p}/`));
 }
 
 /** Where contents of a file are looked up and kept (SPEC §13.2); the first is where new go. */
@@ -174,6 +217,7 @@ async function shownBy(
     const name = resolve(out.cwd ?? deps.cwd, view.path);
     return await shownOf(name, (text) => shownLinesOf(view.lines, text, out.output), deps, cfg);
   }
+  if (out.kind === "opaque") return [];
   // pi's grep: paths relative to the directory searched, or the file's name when it was a file
   const rows = grepToolLines(out.output);
   if (rows.length === 0) return [];

@@ -1088,6 +1088,37 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     replace: "  const inFlight = false;\n",
   },
   {
+    name: "printed-while-changing-ignored",
+    rule:
+      "SPEC §5.10: a file a command may have printed while it changed files is unknown at its result",
+    file: "src/shell/tool_result.ts",
+    find: "    if (printed(id)) {\n",
+    replace: "    if (false && printed(id)) {\n",
+  },
+  {
+    name: "program-prints-nothing-of-held-files",
+    rule:
+      "SPEC §5.10: a program the cache cannot see into may print any file while it changes files",
+    file: "src/core/shell_view.ts",
+    find: '    if (effect === "opaque") return { kind: "all" };\n',
+    replace: '    if (effect === "opaque") continue;\n',
+  },
+  {
+    name: "print-after-changes-counts",
+    rule:
+      "SPEC §5.10: a print that starts after every change of its command shows the file as at the result",
+    file: "src/core/shell_view.ts",
+    find: "    if (!changedLater) continue;\n",
+    replace: "",
+  },
+  {
+    name: "empty-output-counts-as-printed",
+    rule: "SPEC §5.10: a command that printed nothing showed nothing while it changed files",
+    file: "src/shell/tool_result.ts",
+    find: "  if (NOTHING_PRINTED.test(output.output.trim())) return none;\n",
+    replace: "",
+  },
+  {
     name: "grep-step-follows-walked-links",
     rule:
       "SPEC §10: a grep step, like pi's grep (ripgrep without --follow), skips a symbolic link met while walking a directory",

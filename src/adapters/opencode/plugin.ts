@@ -537,6 +537,9 @@ function readcacheHooks(
         cwd: typeof args.workdir === "string" ? resolve(directory, args.workdir) : directory,
         output: output.output,
       }
+      // a tool the cache cannot see into may print a file and change it back before it returns
+      : openCodeToolClass(call.tool) === "opaque" && typeof output.output === "string"
+      ? { kind: "opaque" as const, output: output.output }
       : undefined;
     const meta = await toolResultMeta(knowledgeOf(branch, st), {
       cwd: directory,

@@ -58,7 +58,7 @@ import {
   type SavedReplayOwner,
   saveReplay,
 } from "./saved_replay.ts";
-import { isCheckedTool, PiBranchConverter, type PiEntryLike } from "./branch.ts";
+import { isCheckedTool, isOpaqueTool, PiBranchConverter, type PiEntryLike } from "./branch.ts";
 import { type ToolOutput, toolResultMeta } from "../../shell/tool_result.ts";
 
 export type {
@@ -837,7 +837,8 @@ function toolOutputOf(event: PiToolResultEvent): ToolOutput | undefined {
       ? { kind: "grep", path: input.path, output }
       : { kind: "grep", output };
   }
-  return undefined;
+  // a tool the cache cannot see into may print a file and change it back before it returns
+  return isOpaqueTool(event.toolName) ? { kind: "opaque", output } : undefined;
 }
 
 /**
