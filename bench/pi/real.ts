@@ -225,6 +225,12 @@ export function report(sessions: readonly SessionReplay[]): string {
     `Checks: ${sum((c) => c.resyncNotExact)} resynced reads render other than shown, ` +
       `${sum((c) => c.plainDiffers)} plain answers of the extension differ from pi's read.`,
   );
+  // the replay runs in moments what took hours (SPEC §5.10, printed while changing)
+  out.push(
+    `Time: ${sum((c) => c.settledCalls)} messages with bash or grep calls started at least 3 s ` +
+      `after the last change before them (replayed with no racy window), ` +
+      `${sum((c) => c.racyCalls)} sooner (the default window).`,
+  );
   const cached = all.filter((r) =>
     r.mode !== null && ["unchanged", "unchanged_range", "diff", "partial"].includes(r.mode)
   );

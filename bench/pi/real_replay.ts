@@ -28,8 +28,11 @@ import {
   type PiContextLike,
   type PiToolDefinition,
   type PiToolResult,
+  type ReadcacheExtensionOptions,
 } from "../../src/adapters/pi/extension.ts";
 import { FakePiHost, ZERO_USAGE } from "../../scripts/pi/pi_host.ts";
+import { FOLLOWED_TOOLS } from "../../src/adapters/pi/branch.ts";
+import { COARSE_RACY_WINDOW_MS } from "../../src/shell/call_snapshot.ts";
 import { applyFileOps, bashShown, fileOpsOf, grepShown } from "./real_bash.ts";
 import {
   applyOldEdit,
@@ -121,6 +124,10 @@ export interface ReplayCounts {
   bashViews: number;
   /** Lines pi's grep showed exactly as the rebuild holds them. */
   grepViews: number;
+  /** Messages with checked calls that started less than 3 s after a change (racy window kept). */
+  racyCalls: number;
+  /** ... that started later (no file racy: the replay uses no window, {@linkcode changeGaps}). */
+  settledCalls: number;
 }
 
 /** The replay of one session. */
@@ -163,6 +170,41 @@ export interface ReplayOptions {
    * Without them the reads rebuilt exactly are the manifest's `readsRebuiltExactlyWithResync`.
    */
   bashFiles?: boolean;
+}
+
+/**
+ * How long before each assistant message's calls started the last change the session recorded
+ * (SPEC §5.10, printed while changing): by log index, for messages with a call the cache checks
+ * (bash, grep, ...); the change is the result of any call that could change a file, and the
+ * times are when pi appended the two entries (an assistant message once it ended, before its
+ * calls ran). The replay runs in moments what took hours: it keeps the racy window for a call
+ * only where the recording's own gap was shorter than the widest window
+ * ({@linkcode COARSE_RACY_WINDOW_MS}).
+ */
+export function changeGaps(
+  entries: readonly { index: number; value: unknown }[],
+): Map<number, number> {
+  let lastChange: number | undefined;
+  const gaps = new Map<number, number>();
+  for (const e of entries) {
+    const v = e.value as { type?: string; timestamp?: unknown; message?: unknown } | undefined;
+    if (v?.type !== "message" || typeof v.message !== "object" || v.message === null) continue;
+    const m = v.message as { role?: string; toolName?: string; content?: unknown };
+    const t = typeof v.timestamp === "string" ? Date.parse(v.timestamp) : NaN;
+    const changing = m.toolName === "edit" || m.toolName === "write" ||
+      !FOLLOWED_TOOLS.has(m.toolName ?? "");
+    if (m.role === "toolResult" && changing) {
+      if (!Number.isNaN(t)) lastChange = t;
+    } else if (m.role === "assistant" && Array.isArray(m.content)) {
+      const checked = m.content.some((b: { type?: string; name?: string }) =>
+        b?.type === "toolCall" && typeof b.name === "string" && !FOLLOWED_TOOLS.has(b.name)
+      );
+      if (checked && lastChange !== undefined) {
+        gaps.set(e.index, Number.isNaN(t) ? 0 : t - lastChange);
+      }
+    }
+  }
+  return gaps;
 }
 
 /** Replays the session in `dir` (the layout of ../shared/realworld/README.md). */
@@ -259,6 +301,8 @@ async function replay(
     bashFileCommands: 0,
     bashViews: 0,
     grepViews: 0,
+    racyCalls: 0,
+    settledCalls: 0,
   };
   const reads: ReadRecord[] = [];
   const model = new ModelContext();
@@ -337,7 +381,12 @@ async function replay(
       );
     },
   });
-  createReadcacheExtension({ home: () => x.home })(host);
+  // the replay runs in moments what took hours: a file the rebuild changed just now changed
+  // seconds before the recorded call started, so the racy window is the recording's (none, when
+  // every checked call started at least that long after the change before it)
+  const gaps = changeGaps(s.entries);
+  const extension: ReadcacheExtensionOptions = { home: () => x.home };
+  createReadcacheExtension(extension)(host);
   host.emit("session_start");
 
   const calls = new Map<string, Call>(); // recorded call id -> the replay's call
@@ -436,6 +485,23 @@ async function replay(
             changing.set(call.file, (changing.get(call.file) ?? 0) + 1);
           }
         });
+        // pi runs each call's `tool_call` handlers before any of the message's calls returns:
+        // the extension notes the held files' statuses as the checked calls start (SPEC §5.10)
+        if (!cut) {
+          const gap = gaps.get(entry.index);
+          extension.racyWindowMs = gap === undefined || gap >= COARSE_RACY_WINDOW_MS
+            ? 0
+            : undefined;
+          if (gaps.has(entry.index)) {
+            if (extension.racyWindowMs === undefined) counts.racyCalls++;
+            else counts.settledCalls++;
+          }
+          for (const [i, c] of recordedCalls.entries()) {
+            if (!FOLLOWED_TOOLS.has(c.name)) {
+              await host.startToolCall(ids[i], c.name, replayed[i].args);
+            }
+          }
+        }
         recordedCalls.forEach((c: { id: string; name: string }) => {
           const call = calls.get(c.id)!;
           if (call.file && (changing.get(call.file) ?? 0) > 1) call.batch = true;

@@ -218,6 +218,21 @@ export class FakePiHost implements PiExtensionHost {
   }
 
   /**
+   * Runs pi's `tool_call` handlers for a call of the last assistant message
+   * that runs elsewhere (a recorded session's `bash`, say), as pi's agent
+   * loop does before it executes the call; its result comes with
+   * {@linkcode appendToolResult}.
+   */
+  async startToolCall(
+    toolCallId: string,
+    name: string,
+    input: Record<string, unknown>,
+  ): Promise<void> {
+    const call = { toolName: name, toolCallId, input };
+    for (const h of this.#toolCall) await h(call, this.context());
+  }
+
+  /**
    * Appends the result of a tool call of the last assistant message that
    * ran elsewhere (a recorded session's `bash`, say), after pi's
    * `tool_result` handlers saw it, as pi's agent loop does.

@@ -38,7 +38,7 @@ import {
   resolveWriteTarget,
   serveRead,
 } from "../shell/read_service.ts";
-import { toolResultMeta } from "../shell/tool_result.ts";
+import { toolCallSnapshot, toolResultMeta } from "../shell/tool_result.ts";
 import { classifyShellCommand } from "../core/shell_view.ts";
 import { activeBranch, type FileChange, type ReadCall, type ReplayEntry } from "../core/replay.ts";
 import type { ScenarioInput, ScenarioInputStep as ScenarioStep } from "./vector_schema.ts";
@@ -542,6 +542,9 @@ export async function runScenario(
       case "bash":
       case "grep": {
         if (startsTurn(vector.steps, index)) startTurn(index);
+        // when the call starts (pi's tool_call): the statuses of the files the model holds
+        session.knowledge.sync(branch());
+        const snapshot = await toolCallSnapshot(session.knowledge, { cwd });
         const output = step.op === "bash"
           ? {
             kind: "shell" as const,
@@ -556,14 +559,14 @@ export async function runScenario(
         // when the result comes back (pi's tool_result): what differs from the model's view,
         // and what the output showed
         session.knowledge.sync(branch());
+        const callId = `call-${index}`;
         const meta = await toolResultMeta(session.knowledge, {
           cwd,
           home,
           store,
           volatileStore: volatile,
           config,
-        }, output);
-        const callId = `call-${index}`;
+        }, output, { callId, snapshot });
         result(
           step.persist,
           step.record === false

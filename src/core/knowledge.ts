@@ -496,6 +496,15 @@ export class BranchKnowledge {
   }
 
   /**
+   * The ids of the current turn's calls that may change any file (SPEC
+   * §5.10), answered or not: a call of the same message that prints may
+   * have printed a file while they changed it.
+   */
+  turnOpaqueCalls(): readonly string[] {
+    return this.#cursor.turnOpaqueCalls();
+  }
+
+  /**
    * Identities the model holds some known content of, replayed and in
    * flight: `keys` (canonical identities) and `names` (names it used). What a
    * tool result is checked against (SPEC §5.10).

@@ -644,6 +644,8 @@ export class ReplayCursor {
   #opaquePending = new Set<string>();
   /** The current turn's message has a call that may change any file (SPEC §5.10). */
   #turnOpaque = false;
+  /** The ids of the current turn's calls that may change any file (SPEC §5.10). */
+  #turnOpaqueIds: readonly string[] = [];
   /** The current turn's message has a call that may show file content (SPEC §5.10). */
   #turnShows = false;
   /** Calls of the current turn that may show file content, without a result yet (SPEC §5.10). */
@@ -755,6 +757,15 @@ export class ReplayCursor {
    */
   turnIsOpaque(): boolean {
     return this.#turnOpaque;
+  }
+
+  /**
+   * The ids of the current turn's calls that may change any file (SPEC
+   * §5.10), answered or not: what another call of the message may have
+   * printed while they ran.
+   */
+  turnOpaqueCalls(): readonly string[] {
+    return this.#turnOpaqueIds;
   }
 
   /**
@@ -927,6 +938,7 @@ export class ReplayCursor {
     this.#turnChanges = [];
     this.#opaquePending = new Set();
     this.#turnOpaque = false;
+    this.#turnOpaqueIds = [];
     this.#turnShows = false;
     this.#showsPending = new Set();
     this.#globals = [];
@@ -1157,6 +1169,7 @@ export class ReplayCursor {
     }
     if (this.#showsPending.size > 0) this.#showsPending.clear();
     this.#turnOpaque = false;
+    this.#turnOpaqueIds = [];
     this.#turnShows = false;
     if (this.#takenEdits.size > 0) this.#takenEdits.clear();
     if (this.#turnChanges.length > 0) this.#turnChanges = [];
@@ -1298,7 +1311,10 @@ export class ReplayCursor {
           this.#turnChanges = e.changes;
           for (const c of e.changes) this.#pending.set(c.callId, c.call);
         }
-        if (e.opaque !== undefined) { for (const id of e.opaque) this.#opaquePending.add(id); }
+        if (e.opaque !== undefined) {
+          for (const id of e.opaque) this.#opaquePending.add(id);
+          this.#turnOpaqueIds = e.opaque;
+        }
         this.#turnOpaque = this.#opaquePending.size > 0;
         if (e.shows !== undefined) { for (const id of e.shows) this.#showsPending.add(id); }
         this.#turnShows = this.#showsPending.size > 0;

@@ -320,7 +320,9 @@ function isProgramName(w: Word): boolean {
  * stands for every file under it) when the cache understands every part;
  * `all` when some part is a program the cache cannot see into (it may
  * print any file and change it back before the call returns), or a printed
- * path is not plain. The caller decides what an empty output means.
+ * path is not plain. With `besideChanges` (another call of the same
+ * message may change files while this one runs), every part that prints
+ * counts. The caller decides what an empty output means.
  *
  * @example
  * ```ts
@@ -328,10 +330,14 @@ function isProgramName(w: Word): boolean {
  * printedWhileChanging("cat a.txt && cp a.keep a.txt"); // { kind: "paths", paths: ["a.txt"] }
  * printedWhileChanging("cp a.keep a.txt && cat a.txt"); // { kind: "none" }
  * printedWhileChanging("npm test"); // { kind: "all" }
+ * printedWhileChanging("cat a.txt", { besideChanges: true }); // { kind: "paths", paths: ["a.txt"] }
  * printedWhileChanging("cat a.txt"); // { kind: "none" }
  * ```
  */
-export function printedWhileChanging(command: string): MidCallPrints {
+export function printedWhileChanging(
+  command: string,
+  options: { besideChanges?: boolean } = {},
+): MidCallPrints {
   const parts = partsOf(command);
   if (parts === undefined) return { kind: "all" };
   // the directories the shell may be in (relative to where it started; "" is that)
@@ -361,8 +367,10 @@ export function printedWhileChanging(command: string): MidCallPrints {
   for (let i = 0; i < effects.length; i++) {
     const e = effects[i];
     if (e.prints !== "all" && e.prints.length === 0) continue;
-    // a part that changes files after it, beside it in a pipeline, or itself (`sed -i`)
-    const changedLater = effects.some((o, j) => o.changes && (j >= i || o.pipeline === e.pipeline));
+    // a part that changes files after it, beside it in a pipeline, or itself (`sed -i`); or
+    // another call of its message
+    const changedLater = options.besideChanges === true ||
+      effects.some((o, j) => o.changes && (j >= i || o.pipeline === e.pipeline));
     if (!changedLater) continue;
     if (e.prints === "all") return { kind: "all" };
     for (const path of e.prints) paths.add(path);

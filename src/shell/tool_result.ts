@@ -21,9 +21,11 @@ import {
   classifyShellCommand,
   grepShownLines,
   grepToolLines,
+  type MidCallPrints,
   printedWhileChanging,
   shownLinesOf,
 } from "../core/shell_view.ts";
+import { type CallSnapshot, snapshotCall, touchedSince } from "./call_snapshot.ts";
 import { type LineView, newestViewsOf, TO_END, viewsShowContent } from "../core/view.ts";
 import { realpath, stat } from "node:fs/promises";
 import { isAbsolute, resolve } from "node:path";
@@ -116,9 +118,12 @@ export type ToolOutput =
  * regular file or too large counts as changed); and, given the result's
  * `output`, the lines it showed exactly as the file now holds them (a
  * recognised shell view, pi's grep lines; never of a sensitive file), whose
- * content is kept in the store for later diffs. Reads files and the store,
- * writes only the store. Call it when the tool's result comes back, before
- * the next read.
+ * content is kept in the store for later diffs. Also every held identity
+ * the call may have printed while it, or another call of its message,
+ * changed files ("printed while changing": a non-empty output), unless
+ * `call.snapshot` shows nothing touched it since the call started. Reads
+ * files and the store, writes only the store. Call it when the tool's
+ * result comes back, before the next read.
  *
  * @example
  * ```ts ignore
@@ -131,6 +136,7 @@ export async function toolResultMeta(
   knowledge: BranchKnowledge,
   deps: ReadServiceDeps,
   output?: ToolOutput,
+  call: ToolCallContext = {},
 ): Promise<ReadCacheToolMetaV1> {
   const cfg: DecisionConfig = { ...DEFAULT_DECISION_CONFIG, ...deps.config };
   const { keys, names } = knowledge.heldIdentities();
@@ -138,11 +144,16 @@ export async function toolResultMeta(
   const isName = new Set(names);
   const changed: string[] = [];
   const inFlight = knowledge.inFlight.length > 0;
-  const printed = await printedWhileChangingOf(output, deps.cwd);
+  // another call of the message may change files while this one prints (its id unknown: any)
+  const opaqueCalls = knowledge.turnOpaqueCalls();
+  const besideChanges = call.callId === undefined
+    ? opaqueCalls.length > 0
+    : opaqueCalls.some((id) => id !== call.callId);
+  const printed = await printedWhileChangingOf(output, deps.cwd, besideChanges);
   // an identity that is a pathKey and a name (a file read by its real path) is read once
   for (const id of new Set([...keys, ...names])) {
     // printed while the call changed files: the model may hold what it printed (SPEC §5.10)
-    if (printed(id)) {
+    if (printed(id) && (call.snapshot === undefined || await touchedSince(call.snapshot, id))) {
       changed.push(id);
       continue;
     }
@@ -165,6 +176,47 @@ export async function toolResultMeta(
     : { v: 1, kind: "tool", changed: changed.sort(), shown };
 }
 
+/**
+ * What a host knows of the call a result answers (SPEC §5.10): its id (to
+ * tell it from the other calls of its message) and the statuses of the
+ * files the model held when it started ({@linkcode snapshotCall}, taken
+ * before it ran). Without a snapshot, every file the call may have printed
+ * while it changed files counts as touched.
+ *
+ * @example
+ * ```ts ignore
+ * const call: ToolCallContext = { callId: "call_1", snapshot: await snapshotCall(ids, cwd) };
+ * ```
+ */
+export interface ToolCallContext {
+  /** The call's id, as in the assistant message's `opaque` list. */
+  callId?: string;
+  /** The statuses of the held files when the call started. */
+  snapshot?: CallSnapshot;
+}
+
+/**
+ * The statuses of every file the model holds (`BranchKnowledge.heldIdentities`,
+ * in flight included), for {@linkcode ToolCallContext}: call it when a tool
+ * call starts, before it runs (`racyWindowMs`: see `snapshotCall`). Reads
+ * file statuses only.
+ *
+ * @example
+ * ```ts ignore
+ * const snapshot = await toolCallSnapshot(knowledge, { cwd, home, store });
+ * // ... the call runs ...
+ * const meta = await toolResultMeta(knowledge, deps, output, { callId, snapshot });
+ * ```
+ */
+export function toolCallSnapshot(
+  knowledge: BranchKnowledge,
+  deps: Pick<ReadServiceDeps, "cwd">,
+  racyWindowMs?: number,
+): Promise<CallSnapshot> {
+  const { keys, names } = knowledge.heldIdentities();
+  return snapshotCall([...keys, ...names], deps.cwd, racyWindowMs);
+}
+
 /** What pi (and the hosts that mimic it) print for a command that printed nothing. */
 const NOTHING_PRINTED = /^(\(no output\))?\s*(Command exited with code [0-9]+)?$/;
 
@@ -179,13 +231,15 @@ const NOTHING_PRINTED = /^(\(no output\))?\s*(Command exited with code [0-9]+)?$
 async function printedWhileChangingOf(
   output: ToolOutput | undefined,
   cwd: string,
+  besideChanges: boolean,
 ): Promise<(id: string) => boolean> {
   const none = () => false;
-  if (output === undefined || output.kind === "grep") return none;
-  if (NOTHING_PRINTED.test(output.output.trim())) return none;
-  const printed = output.kind === "opaque"
-    ? { kind: "all" as const }
-    : printedWhileChanging(output.command);
+  if (output === undefined || NOTHING_PRINTED.test(output.output.trim())) return none;
+  const printed: MidCallPrints = output.kind === "opaque"
+    ? { kind: "all" }
+    : output.kind === "grep"
+    ? besideChanges ? { kind: "paths", paths: [output.path ?? "."] } : { kind: "none" }
+    : printedWhileChanging(output.command, { besideChanges });
   if (printed.kind === "none") return none;
   if (printed.kind === "all") return () => true;
   const base = output.kind === "shell" ? output.cwd ?? cwd : cwd;

@@ -1092,8 +1092,8 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     rule:
       "SPEC §5.10: a file a command may have printed while it changed files is unknown at its result",
     file: "src/shell/tool_result.ts",
-    find: "    if (printed(id)) {\n",
-    replace: "    if (false && printed(id)) {\n",
+    find: "    if (printed(id) && (call.snapshot",
+    replace: "    if (false && printed(id) && (call.snapshot",
   },
   {
     name: "program-prints-nothing-of-held-files",
@@ -1115,8 +1115,16 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     name: "empty-output-counts-as-printed",
     rule: "SPEC §5.10: a command that printed nothing showed nothing while it changed files",
     file: "src/shell/tool_result.ts",
-    find: "  if (NOTHING_PRINTED.test(output.output.trim())) return none;\n",
-    replace: "",
+    find: "output === undefined || NOTHING_PRINTED.test(output.output.trim())",
+    replace: "output === undefined",
+  },
+  {
+    name: "printed-while-changing-without-snapshot",
+    rule:
+      "SPEC §5.10: a file whose statuses are the same at the result as at the call's start was not printed otherwise",
+    file: "src/shell/tool_result.ts",
+    find: "(call.snapshot === undefined || await touchedSince(call.snapshot, id))",
+    replace: "true",
   },
   {
     name: "grep-step-follows-walked-links",

@@ -99,7 +99,8 @@ import {
   openCodeReadPath,
   openCodeToolClass,
 } from "./calls.ts";
-import { toolResultMeta } from "../../shell/tool_result.ts";
+import { toolCallSnapshot, toolResultMeta } from "../../shell/tool_result.ts";
+import type { CallSnapshot } from "../../shell/call_snapshot.ts";
 
 export * from "./answer.ts";
 export * from "./baseline.ts";
@@ -355,6 +356,8 @@ interface SessionState {
   cache: OpenCodeSessionCache;
   /** Beliefs of `edit` calls worked out before they ran, by call id (SPEC §5.9). */
   edits: Map<string, ReadCacheEditMetaV1>;
+  /** Statuses of the held files when a checked call started, by call id (SPEC §5.10). */
+  snapshots: Map<string, CallSnapshot>;
   /** Files refreshed by a call of the message in flight: their reads in it are served in full. */
   refreshed: Set<string>;
   /** The message whose tool calls are in flight, and the reads served for it, in serve order. */
@@ -409,6 +412,7 @@ function readcacheHooks(
         cache: options.sessionCache?.(sessionID) ?? new OpenCodeSessionCache(),
         served: [],
         edits: new Map(),
+        snapshots: new Map(),
         refreshed: new Set(),
       };
       sessions.set(sessionID, state);
@@ -519,6 +523,18 @@ function readcacheHooks(
     };
   };
 
+  /** The statuses of the files the model holds as a checked call starts (SPEC §5.10). */
+  const snapshotToolCall = async (call: { sessionID: string; callID: string }) => {
+    const st = sessionState(call.sessionID);
+    const branch = await currentBranch(call.sessionID, st, call.callID);
+    if (branch?.current === undefined) return;
+    if (st.snapshots.size >= 1000) st.snapshots.clear(); // results that never came back
+    st.snapshots.set(
+      call.callID,
+      await toolCallSnapshot(knowledgeOf(branch, st), { cwd: directory }),
+    );
+  };
+
   /**
    * The record of another tool's result (SPEC §5.10): the files that differ from the model's
    * newest view when it returned, as the part's `metadata.readcache`, where replay finds it.
@@ -541,13 +557,20 @@ function readcacheHooks(
       : openCodeToolClass(call.tool) === "opaque" && typeof output.output === "string"
       ? { kind: "opaque" as const, output: output.output }
       : undefined;
-    const meta = await toolResultMeta(knowledgeOf(branch, st), {
-      cwd: directory,
-      home: homedir(),
-      store,
-      volatileStore,
-      config: options.config,
-    }, shell);
+    const snapshot = st.snapshots.get(call.callID);
+    st.snapshots.delete(call.callID);
+    const meta = await toolResultMeta(
+      knowledgeOf(branch, st),
+      {
+        cwd: directory,
+        home: homedir(),
+        store,
+        volatileStore,
+        config: options.config,
+      },
+      shell,
+      { callId: call.callID, snapshot },
+    );
     output.metadata = withReadcacheMeta(output.metadata, meta);
   };
 
@@ -667,6 +690,11 @@ function readcacheHooks(
       },
     },
     "tool.execute.before": (call, output) => {
+      if (openCodeToolClass(call.tool) !== "followed") {
+        // the statuses of the held files when the call starts (SPEC §5.10, printed while
+        // changing); none when anything goes wrong
+        return serialized(() => snapshotToolCall(call).catch(() => undefined));
+      }
       if (call.tool !== "edit") return Promise.resolve();
       // no belief when anything goes wrong: the edit's file becomes unknown (SPEC §5.9)
       return serialized(() => planOpenCodeEdit(call, output.args).catch(() => undefined));

@@ -59,7 +59,8 @@ import {
   saveReplay,
 } from "./saved_replay.ts";
 import { isCheckedTool, isOpaqueTool, PiBranchConverter, type PiEntryLike } from "./branch.ts";
-import { type ToolOutput, toolResultMeta } from "../../shell/tool_result.ts";
+import { toolCallSnapshot, type ToolOutput, toolResultMeta } from "../../shell/tool_result.ts";
+import type { CallSnapshot } from "../../shell/call_snapshot.ts";
 
 export type {
   DecisionConfig,
@@ -313,6 +314,14 @@ export interface ReadcacheExtensionOptions {
    * 1,000. `0` never saves and never uses a saved replay.
    */
   saveReplayEvery?: number;
+  /**
+   * How long before a tool call starts a change of a held file leaves it
+   * possibly changed again unseen (SPEC §5.10, printed while changing);
+   * default 50 ms with sub-second file times, 3 s without. Only a replay of
+   * a recorded session faster than it ran (a benchmark) should set it, to
+   * what the recording's own times show.
+   */
+  racyWindowMs?: number;
 }
 
 /**
@@ -777,22 +786,48 @@ export function createReadcacheExtension(
       }
       return undefined;
     });
+    // The statuses of the files the model holds when another tool's call starts (SPEC §5.10,
+    // printed while changing): at its result, a file it may have printed counts as touched unless
+    // they are all the same. Kept by call id until the result; none when anything goes wrong.
+    const snapshots = new Map<string, CallSnapshot>();
+    pi.on("tool_call", async (event, ctx) => {
+      if (!isCheckedTool(event.toolName)) return undefined;
+      try {
+        const store = storeFor(ctx.cwd);
+        const snapshot = await rt.serialized(async () => {
+          await rt.restore(ctx, store);
+          return toolCallSnapshot(rt.knowledgeFor(ctx), { cwd: ctx.cwd }, options.racyWindowMs);
+        });
+        if (snapshots.size >= 1000) snapshots.clear(); // results that never came back
+        snapshots.set(event.toolCallId, snapshot);
+      } catch {
+        // no snapshot: every file the call may have printed while changing counts as touched
+      }
+      return undefined;
+    });
     // What any other tool showed or changed (SPEC §5.10): when its result comes back, the files
     // that differ from the model's newest view are recorded in the result, so replay and a
     // restart see them. A failure here leaves no record: replay then counts every file changed.
     pi.on("tool_result", async (event, ctx) => {
       if (!isCheckedTool(event.toolName)) return undefined;
+      const snapshot = snapshots.get(event.toolCallId);
+      snapshots.delete(event.toolCallId);
       try {
         const store = storeFor(ctx.cwd);
         const meta = await rt.serialized(async () => {
           await rt.restore(ctx, store);
-          return toolResultMeta(rt.knowledgeFor(ctx), {
-            cwd: ctx.cwd,
-            home: home(),
-            store,
-            volatileStore: rt.volatileStore,
-            config: options.config,
-          }, toolOutputOf(event));
+          return toolResultMeta(
+            rt.knowledgeFor(ctx),
+            {
+              cwd: ctx.cwd,
+              home: home(),
+              store,
+              volatileStore: rt.volatileStore,
+              config: options.config,
+            },
+            toolOutputOf(event),
+            { callId: event.toolCallId, snapshot },
+          );
         });
         return { details: withReadcacheMeta(event.details, meta) };
       } catch {
