@@ -560,13 +560,18 @@ export async function runScenario(
         // and what the output showed
         session.knowledge.sync(branch());
         const callId = `call-${index}`;
-        const meta = await toolResultMeta(session.knowledge, {
-          cwd,
-          home,
-          store,
-          volatileStore: volatile,
-          config,
-        }, output, { callId, snapshot });
+        const meta = await toolResultMeta(
+          session.knowledge,
+          {
+            cwd,
+            home,
+            store,
+            volatileStore: volatile,
+            config,
+          },
+          output,
+          { callId, snapshot },
+        );
         result(
           step.persist,
           step.record === false
