@@ -2,9 +2,11 @@
 import assert from "node:assert/strict";
 import {
   classifyShellCommand,
+  gitDiffNewSide,
   grepShownLines,
   grepToolLines,
   printedWhileChanging,
+  searchRows,
   shownLinesOf,
 } from "../src/core/shell_view.ts";
 import { TO_END } from "../src/core/view.ts";
@@ -73,7 +75,7 @@ Deno.test("recognised view forms name their file and lines", () => {
   assert.deepEqual(view("tail -n +9 a.txt")?.lines, { kind: "range", start: 9, end: TO_END });
   assert.deepEqual(view("tail -n 3 a.txt")?.lines, { kind: "tail", count: 3 });
   assert.deepEqual(view("grep -ni foo a.txt"), { path: "a.txt", lines: { kind: "grep" } });
-  // not one file in a known form
+  // not one file in a known form (several files are `multi`)
   for (
     const c of [
       "cat a.txt b.txt",
@@ -83,7 +85,7 @@ Deno.test("recognised view forms name their file and lines", () => {
       "grep foo a.txt",
       "grep -c foo a.txt",
       "head -c 10 a.txt",
-      "cd x && cat a.txt",
+      "cd x || cat a.txt",
       "cat a.txt | grep x",
       "nl a.txt",
     ]
@@ -190,4 +192,106 @@ Deno.test("files a command may print while it changes files (SPEC §5.10)", () =
 Deno.test("a redirection alone writes its file", () => {
   assert.equal(classifyShellCommand("> a.txt").readOnly, false);
   assert.deepEqual(printedWhileChanging("cat a.txt; > a.txt"), { kind: "paths", paths: ["a.txt"] });
+});
+
+Deno.test("views as agents type them: cd, pipes into head, sed and tail, several files", () => {
+  const c = (cmd: string) => {
+    const { view, multi } = classifyShellCommand(cmd);
+    return view ?? multi;
+  };
+  assert.deepEqual(c("cd packages/x && cat a.ts"), {
+    path: "packages/x/a.ts",
+    lines: { kind: "whole" },
+  });
+  assert.deepEqual(c("cd a; cd b && sed -n '1,5p' c.ts"), {
+    path: "a/b/c.ts",
+    lines: { kind: "range", start: 1, end: 5 },
+  });
+  assert.deepEqual(c("grep -n foo a.ts | head -20"), { path: "a.ts", lines: { kind: "grep" } });
+  assert.deepEqual(c("cat -n a.ts | sed -n '10,20p'"), {
+    path: "a.ts",
+    lines: { kind: "numberedRange", start: 10, end: 20 },
+  });
+  assert.deepEqual(c("nl -ba a.ts | sed -n '3,4p'"), {
+    path: "a.ts",
+    lines: { kind: "numberedRange", start: 3, end: 4 },
+  });
+  assert.deepEqual(c("head -n 30 a.ts | tail -n 10"), {
+    path: "a.ts",
+    lines: { kind: "headTail", head: 30, tail: 10 },
+  });
+  assert.deepEqual(c("cat a.ts b.ts"), { kind: "concat", paths: ["a.ts", "b.ts"] });
+  assert.deepEqual(c("grep -rn foo src"), { kind: "rows", paths: ["src"], bare: true });
+  assert.deepEqual(c("grep -n foo a.ts b.ts"), {
+    kind: "rows",
+    paths: ["a.ts", "b.ts"],
+    bare: false,
+  });
+  assert.deepEqual(c("rg -n foo"), { kind: "rows", paths: ["."], bare: false });
+  assert.deepEqual(c("git diff -- a.ts"), { kind: "gitDiff", dir: "" });
+  // another version of a file, or numbers that are not line numbers: no view
+  for (
+    const cmd of [
+      "git diff --cached",
+      "git diff a b",
+      "git show HEAD:a.ts",
+      "nl a.ts",
+      "grep -c x a",
+    ]
+  ) {
+    assert.equal(c(cmd), undefined, cmd);
+  }
+});
+
+Deno.test("numbered ranges and head | tail show only what the command prints for the file", () => {
+  const t = "a\nb\nc\nd\ne\n";
+  assert.deepEqual(
+    shownLinesOf({ kind: "numberedRange", start: 2, end: 3 }, t, "     2\tb\n     3\tc\n"),
+    [
+      { start: 2, end: 3 },
+    ],
+  );
+  // asked past the end: the output showed where the file ends
+  assert.deepEqual(
+    shownLinesOf({ kind: "numberedRange", start: 4, end: 9 }, t, "     4\td\n     5\te"),
+    [
+      { start: 4, end: TO_END },
+    ],
+  );
+  assert.deepEqual(shownLinesOf({ kind: "headTail", head: 4, tail: 2 }, t, "c\nd\n"), [
+    { start: 3, end: 4 },
+  ]);
+  assert.deepEqual(shownLinesOf({ kind: "headTail", head: 9, tail: 2 }, t, "d\ne\n"), []);
+});
+
+Deno.test("rows of searches over several files and the new side of git diff", () => {
+  assert.deepEqual(searchRows("src/a.ts:3:x = 1\nBinary file b matches\n./c:10:y", false), [
+    { path: "src/a.ts", line: 3, text: "x = 1" },
+    { path: "./c", line: 10, text: "y" },
+  ]);
+  assert.deepEqual(searchRows("3:x = 1", true), [{ path: "", line: 3, text: "x = 1" }]);
+  const diff = [
+    "diff --git a/x.txt b/x.txt",
+    "index 1..2 100644",
+    "--- a/x.txt",
+    "+++ b/x.txt",
+    "@@ -2,3 +2,4 @@ head",
+    " b",
+    "-c",
+    "+C",
+    "+C2",
+    " d",
+    "diff --git a/gone b/gone",
+    "--- a/gone",
+    "+++ /dev/null",
+    "@@ -1 +0,0 @@",
+    "-x",
+  ].join("\n");
+  assert.deepEqual(gitDiffNewSide(diff), [{
+    path: "x.txt",
+    rows: [{ line: 2, text: "b" }, { line: 3, text: "C" }, { line: 4, text: "C2" }, {
+      line: 5,
+      text: "d",
+    }],
+  }]);
 });

@@ -1,11 +1,13 @@
 /**
  * Shell commands the cache understands (SPEC §5.10): which commands only
  * read files (a read in the same message as one of them is trusted as
- * usual), and which print lines of one file in a form whose output can be
- * checked against the file (`cat F`, `cat -n F`, `sed -n 'A,Bp' F`,
- * `head -n N F`, `tail -n +N F`, `cat F | head -N`, `grep -n P F`), so
- * that what they showed counts as a view of those lines. Also pi's `grep`
- * tool lines (`path:N: text`).
+ * usual); which print lines of files in a form whose output can be checked
+ * against the files (`cat F`, `cat -n F`, `sed -n 'A,Bp' F`, `head -n N F`,
+ * `tail -n +N F`, `grep -n P F`, after a leading `cd DIR &&`; pipes into
+ * `head`, `sed -n` and `tail`; `cat F1 F2`, `grep -rn`, `rg -n`,
+ * `git diff`), so that what they showed counts as a view of those lines;
+ * and which files a command may have printed while it changed files. Also
+ * pi's `grep` tool lines (`path:N: text`).
  *
  * Every function here is pure: it looks at the command text and the output,
  * never at a file; a caller compares the output with the file's content
@@ -38,7 +40,42 @@ export type ShellLines =
   /** `tail -n N F`: the last `count` lines (a view only when that is the whole file). */
   | { kind: "tail"; count: number }
   /** `grep -n P F`: matching lines as `N:text`. */
-  | { kind: "grep" };
+  | { kind: "grep" }
+  /** `cat -n F | sed -n 'A,Bp'`, `nl -ba F | sed -n 'A,Bp'`, `cat -n F | head -N`: numbered. */
+  | { kind: "numberedRange"; start: number; end: number }
+  /**
+   * `head -n H F | tail -n T`: lines `H-T+1..H` without numbers (a view only
+   * when the file has at least `H` lines: otherwise the model cannot tell
+   * which lines they are).
+   */
+  | { kind: "headTail"; head: number; tail: number };
+
+/**
+ * Lines of several files a recognised command prints (SPEC §5.10), each
+ * checked against its file as it is at the result.
+ *
+ * @example
+ * ```ts
+ * import type { MultiView } from "@readcache/core/rules";
+ * const v: MultiView = { kind: "rows", paths: ["src"], bare: true }; // grep -rn P src
+ * ```
+ */
+export type MultiView =
+  /**
+   * `grep -rn P PATH...`, `grep -n P F1 F2`, `rg -n P PATH...`: rows
+   * `path:N:text` (a path as the search printed it); bare `N:text` rows when
+   * `bare` and the one path searched is a file.
+   */
+  | { kind: "rows"; paths: string[]; bare: boolean }
+  /** `cat F1 F2 ...`: the files one after another (each but the last ending with a line break). */
+  | { kind: "concat"; paths: string[] }
+  /**
+   * `git diff` of the working tree (one revision at most, no `--cached`):
+   * the new side of each hunk (context and added lines), in files named
+   * relative to the repository's top directory; `dir` is where a leading
+   * `cd` moved.
+   */
+  | { kind: "gitDiff"; dir: string };
 
 /**
  * What a shell command is, as far as the cache is concerned.
@@ -64,8 +101,13 @@ export interface ShellCommand {
    * only names, counts or its arguments (`ls`, `find`, `wc`, `pwd`, `echo`).
    */
   showsContent?: boolean;
-  /** For a command that prints lines of one file in a known form: the file and the lines. */
+  /**
+   * For a command that prints lines of one file in a known form: the file
+   * (joined to the directories of a leading `cd`) and the lines.
+   */
   view?: { path: string; lines: ShellLines };
+  /** For a command that prints lines of several files in a known form. */
+  multi?: MultiView;
 }
 
 type Token = { word: string; plain: boolean } | { op: string };
@@ -261,8 +303,8 @@ export function classifyShellCommand(command: string): ShellCommand {
     if (!NO_CONTENT.has(name)) showsContent = true;
   }
   if (!readOnly) return { readOnly: false };
-  const view = viewOf(parts.filter((c) => c.words.length > 0));
-  return view === undefined ? { readOnly, showsContent } : { readOnly, showsContent, view };
+  const shown = viewOf(parts.filter((c) => c.words.length > 0));
+  return { readOnly, showsContent, ...shown };
 }
 
 type Word = { word: string; plain: boolean };
@@ -488,32 +530,101 @@ function partEffect(
 
 /** The view a command prints, when it is one of the recognised forms. */
 function viewOf(
-  commands: { words: { word: string; plain: boolean }[]; after?: string }[],
-): { path: string; lines: ShellLines } | undefined {
-  if (commands.length === 0 || commands.length > 2) return undefined;
-  if (commands.some((c) => c.words.some((w) => !w.plain))) return undefined;
-  const words = commands.map((c) => c.words.map((w) => w.word));
-  if (commands.length === 2) {
-    // cat F | head -N
-    if (commands[0].after !== "|" || words[0][0] !== "cat" || words[0].length !== 2) return;
-    const count = headCount(words[1].slice(1));
-    if (words[1][0] !== "head" || count === undefined || count.file !== undefined) return;
-    return file(words[0][1], { kind: "head", count: count.n });
+  parts: Part[],
+): { view?: { path: string; lines: ShellLines }; multi?: MultiView } | undefined {
+  if (parts.some((c) => c.words.some((w) => !w.plain))) return undefined;
+  // a leading `cd DIR &&` or `cd DIR;` (several): paths resolve against DIR (a failed cd
+  // prints an error, so the output is no longer what the command prints for the file)
+  let dir = "";
+  let i = 0;
+  for (; i < parts.length && parts[i].words[0]?.word === "cd"; i++) {
+    const args = parts[i].words.slice(1).map((w) => w.word);
+    if (args.length !== 1 || args[0] === "-" || !["&&", ";"].includes(parts[i].after ?? "")) {
+      return undefined;
+    }
+    dir = joinDir(dir, args[0]);
+  }
+  const rest = parts.slice(i);
+  if (rest.length === 0 || rest.length > 2) return undefined;
+  if (rest.length === 2 && rest[0].after !== "|") return undefined;
+  const words = rest.map((c) => c.words.map((w) => w.word));
+  const at = (path: string) => joinDir(dir, path);
+  const single = (path: string | undefined, lines: ShellLines | undefined) => {
+    if (path === undefined || lines === undefined) return undefined;
+    const v = file(path, lines);
+    return v === undefined ? undefined : { view: { path: at(v.path), lines: v.lines } };
+  };
+  if (rest.length === 2) {
+    const [source, filter] = words;
+    const src = sourceOf(source);
+    if (src === undefined) return undefined;
+    // cat F | head -N, cat F | sed -n 'A,Bp'
+    if (src.lines.kind === "whole") {
+      const count = headOnly(filter);
+      if (count !== undefined) return single(src.path, { kind: "head", count });
+      const range = sedRange(filter);
+      if (range !== undefined) return single(src.path, { kind: "range", ...range });
+      return undefined;
+    }
+    // cat -n F | sed -n 'A,Bp', nl -ba F | sed -n 'A,Bp', cat -n F | head -N
+    if (src.lines.kind === "numbered") {
+      const range = sedRange(filter);
+      if (range !== undefined) return single(src.path, { kind: "numberedRange", ...range });
+      const count = headOnly(filter);
+      if (count !== undefined) {
+        return single(src.path, { kind: "numberedRange", start: 1, end: count });
+      }
+      return undefined;
+    }
+    // grep -n P F | head -N: the rows it kept
+    if (src.lines.kind === "grep" && headOnly(filter) !== undefined) {
+      return single(src.path, { kind: "grep" });
+    }
+    // head -n N F | tail -n M
+    if (src.lines.kind === "head" && filter[0] === "tail") {
+      const count = headCount(filter.slice(1));
+      if (count === undefined || count.from || count.file !== undefined) return undefined;
+      return single(src.path, { kind: "headTail", head: src.lines.count, tail: count.n });
+    }
+    return undefined;
   }
   const [name, ...args] = words[0];
+  // several files: `cat F1 F2`, `grep -n P F1 F2`, `grep -rn P DIR`, `rg -n P DIR`
+  if (name === "cat" && args.length >= 2 && args.every((a) => !a.startsWith("-"))) {
+    return { multi: { kind: "concat", paths: args.map(at) } };
+  }
+  const search = searchOf(name, args);
+  if (search !== undefined) {
+    if (search.bare && !search.recursive) return single(search.paths[0], { kind: "grep" });
+    return { multi: { kind: "rows", paths: search.paths.map(at), bare: search.bare } };
+  }
+  if (name === "git" && args[0] === "diff" && workingTreeDiff(args.slice(1))) {
+    return { multi: { kind: "gitDiff", dir } };
+  }
+  const src = sourceOf(words[0]);
+  return src === undefined ? undefined : single(src.path, src.lines);
+}
+
+/** A command that prints lines of one file on its own: its file and lines. */
+function sourceOf(words: string[]): { path: string; lines: ShellLines } | undefined {
+  const [name, ...args] = words;
   if (name === "cat") {
     if (args.length === 1) return file(args[0], { kind: "whole" });
     if (args.length === 2 && args[0] === "-n") return file(args[1], { kind: "numbered" });
     return undefined;
   }
+  // nl numbers empty lines only with -ba (then it prints as cat -n does)
+  if (name === "nl") {
+    if (args.length === 2 && args[0] === "-ba") return file(args[1], { kind: "numbered" });
+    if (args.length === 3 && args[0] === "-b" && args[1] === "a") {
+      return file(args[2], { kind: "numbered" });
+    }
+    return undefined;
+  }
   if (name === "sed") {
     if (args.length !== 3 || args[0] !== "-n") return undefined;
-    const m = SED_PRINT.exec(args[1]);
-    if (m === null) return undefined;
-    const start = Number(m[1]);
-    const end = m[2] === undefined ? start : m[2] === "$" ? TO_END : Number(m[2]);
-    if (start < 1 || end < start) return undefined;
-    return file(args[2], { kind: "range", start, end });
+    const range = sedRange(["sed", "-n", args[1]]);
+    return range === undefined ? undefined : file(args[2], { kind: "range", ...range });
   }
   if (name === "head" || name === "tail") {
     const count = headCount(args);
@@ -523,15 +634,90 @@ function viewOf(
     return file(count.file, { kind: "tail", count: count.n });
   }
   if (name === "grep") {
-    const flags = args.filter((a) => a.startsWith("-"));
-    const rest = args.filter((a) => !a.startsWith("-"));
-    // -n, plus flags that change which lines match but not how they print
-    const ok = flags.length >= 1 && flags.every((f) => /^-[niwFEx]+$/.test(f)) &&
-      flags.some((f) => f.includes("n"));
-    if (!ok || rest.length !== 2) return undefined;
-    return file(rest[1], { kind: "grep" });
+    const search = searchOf(name, args);
+    return search !== undefined && search.bare && !search.recursive
+      ? file(search.paths[0], { kind: "grep" })
+      : undefined;
   }
   return undefined;
+}
+
+/** `sed -n 'A,Bp'` (or `Ap`, `A,$p`) reading its input: the lines it prints. */
+function sedRange(words: string[]): { start: number; end: number } | undefined {
+  if (words.length !== 3 || words[0] !== "sed" || words[1] !== "-n") return undefined;
+  const m = SED_PRINT.exec(words[2]);
+  if (m === null) return undefined;
+  const start = Number(m[1]);
+  const end = m[2] === undefined ? start : m[2] === "$" ? TO_END : Number(m[2]);
+  return start < 1 || end < start ? undefined : { start, end };
+}
+
+/** `head -N` / `head -n N` reading its input: how many lines it keeps. */
+function headOnly(words: string[]): number | undefined {
+  if (words[0] !== "head") return undefined;
+  const count = headCount(words.slice(1));
+  return count === undefined || count.from || count.file !== undefined ? undefined : count.n;
+}
+
+/**
+ * `grep -n P PATH...` (flags of `-nrRiwFEsIH`, `--include=`, `--exclude=`,
+ * `--exclude-dir=`) or `rg -n P PATH...` (`-nHiwFS`, `--no-heading`,
+ * `--hidden`, `-g`/`--glob`): the paths searched, whether a row may be
+ * bare `N:text` (one path and no `-H`: when it is a file) and whether
+ * directories are searched.
+ */
+function searchOf(
+  name: string,
+  args: string[],
+): { paths: string[]; bare: boolean; recursive: boolean } | undefined {
+  if (name !== "grep" && name !== "rg") return undefined;
+  const operands: string[] = [];
+  let numbered = false;
+  let recursive = false;
+  let withNames = false;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === "-g" || a === "--glob") {
+      if (name !== "rg" || args[i + 1] === undefined) return undefined;
+      i++;
+      continue;
+    }
+    if (!a.startsWith("-") || a === "-") {
+      operands.push(a);
+      continue;
+    }
+    if (name === "grep" && /^--(include|exclude|exclude-dir)=/.test(a)) continue;
+    if (name === "rg" && /^(--no-heading|--hidden|--glob=.*|-g.+)$/.test(a)) continue;
+    const flags = name === "grep" ? /^-[nrRiwFEsIH]+$/ : /^-[nHiwFS]+$/;
+    if (!flags.test(a)) return undefined;
+    if (a.includes("n")) numbered = true;
+    if (/[rR]/.test(a)) recursive = true;
+    if (a.includes("H")) withNames = true;
+  }
+  if (!numbered || operands.length < 1) return undefined;
+  const [, ...paths] = operands;
+  // rg searches where it runs without a path; grep only with -r
+  if (paths.length === 0) {
+    return name === "rg" || recursive ? { paths: ["."], bare: false, recursive: true } : undefined;
+  }
+  return { paths, bare: paths.length === 1 && !withNames, recursive: recursive || name === "rg" };
+}
+
+/** `git diff` arguments whose new side is the working tree: one revision at most, no index. */
+function workingTreeDiff(args: string[]): boolean {
+  const dash = args.indexOf("--");
+  const before = dash === -1 ? args : args.slice(0, dash);
+  const options = before.filter((a) => a.startsWith("-"));
+  const revs = before.filter((a) => !a.startsWith("-"));
+  if (
+    !options.every((o) =>
+      /^(--no-color|--color=never|--no-ext-diff|-p|--patch|-U[0-9]+|--unified=[0-9]+)$/.test(o)
+    )
+  ) {
+    return false;
+  }
+  // without `--` a word may be a revision or a path: at most one
+  return revs.length <= 1 && revs.every((r) => !r.includes(".."));
 }
 
 function file(path: string, lines: ShellLines): { path: string; lines: ShellLines } | undefined {
@@ -606,6 +792,26 @@ export function shownLinesOf(
       const expected = real.map((l, i) => `${String(i + 1).padStart(6)}\t${l}`).join("\n") +
         (real.length < total ? "\n" : "");
       return same(expected) ? [{ start: 1, end: TO_END }] : [];
+    }
+    case "numberedRange": {
+      // the rows of `cat -n` (`nl -ba`) from `start` on: one per line a line-oriented tool sees
+      const real = lines.at(-1) === "" ? lines.slice(0, -1) : lines;
+      if (shape.start > real.length) return [];
+      const last = Math.min(shape.end, real.length);
+      const rows = real.slice(shape.start - 1, last)
+        .map((l, i) => `${String(shape.start + i).padStart(6)}\t${l}`);
+      // every row ends with a line break but the file's last line when it has none
+      const expected = rows.join("\n") + (last < real.length || real.length < total ? "\n" : "");
+      return same(expected)
+        ? [{ start: shape.start, end: shape.end > real.length ? TO_END : last }]
+        : [];
+    }
+    case "headTail": {
+      // only where the model can number the lines: the file has at least `head` of them
+      const real = lines.at(-1) === "" ? lines.slice(0, -1) : lines;
+      if (shape.head === 0 || shape.tail === 0 || real.length < shape.head) return [];
+      const first = Math.max(1, shape.head - shape.tail + 1);
+      return same(slice(first, shape.head)) ? [{ start: first, end: shape.head }] : [];
     }
     case "range": {
       if (shape.start > total) return [];
@@ -695,4 +901,83 @@ export function grepShownLines(
     .filter((r) => !lines[r.line - 1].includes("\r") && lines[r.line - 1] === r.text)
     .map((r) => r.line);
   return stretches(shown);
+}
+
+/**
+ * The rows of a search that prints `path:N:text` (`grep -rn`, `grep -n`
+ * over several files, `rg -n`), or `N:text` when `bare` (one file
+ * searched). Rows of another shape (binary file notices, context lines)
+ * are skipped.
+ *
+ * @example
+ * ```ts
+ * import { searchRows } from "@readcache/core/rules";
+ * searchRows("src/a.ts:3:const x = 1;\nBinary file b matches", false);
+ * // [{ path: "src/a.ts", line: 3, text: "const x = 1;" }]
+ * searchRows("3:const x = 1;", true); // [{ path: "", line: 3, text: "const x = 1;" }]
+ * ```
+ */
+export function searchRows(
+  output: string,
+  bare: boolean,
+): { path: string; line: number; text: string }[] {
+  const out: { path: string; line: number; text: string }[] = [];
+  for (const row of output.split("\n")) {
+    const m = bare ? /^()([0-9]+):(.*)$/.exec(row) : /^(.+?):([0-9]+):(.*)$/.exec(row);
+    if (m !== null) out.push({ path: m[1], line: Number(m[2]), text: m[3] });
+  }
+  return out;
+}
+
+/**
+ * The new side of each hunk of a unified `git diff` (context and added
+ * lines, with their line numbers in the working file), per file as named
+ * after `+++ b/` (relative to the repository's top directory). A file whose
+ * new side is `/dev/null` or whose name is quoted shows nothing.
+ *
+ * @example
+ * ```ts
+ * import { gitDiffNewSide } from "@readcache/core/rules";
+ * gitDiffNewSide("--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n");
+ * // [{ path: "x", rows: [{ line: 1, text: "a" }, { line: 2, text: "c" }] }]
+ * ```
+ */
+export function gitDiffNewSide(
+  output: string,
+): { path: string; rows: { line: number; text: string }[] }[] {
+  const files: { path: string; rows: { line: number; text: string }[] }[] = [];
+  let current: { path: string; rows: { line: number; text: string }[] } | undefined;
+  let next = 0; // the new side's next line number inside a hunk, 0 outside
+  let left = 0; // lines of the new side left in the hunk
+  let oldLeft = 0; // lines of the old side left in the hunk
+  for (const row of output.split("\n")) {
+    if (left > 0 || oldLeft > 0) {
+      if (row.startsWith(" ") || row.startsWith("+")) {
+        if (row.startsWith("+") && left === 0) continue;
+        current?.rows.push({ line: next++, text: row.slice(1) });
+        left--;
+        if (row.startsWith(" ")) oldLeft--;
+        continue;
+      }
+      if (row.startsWith("-")) {
+        oldLeft--;
+        continue;
+      }
+      if (row.startsWith("\\")) continue;
+      left = oldLeft = 0;
+    }
+    if (row.startsWith("diff ")) current = undefined;
+    else if (row.startsWith("+++ ")) {
+      const name = row.slice(4);
+      current = name.startsWith("b/") ? { path: name.slice(2), rows: [] } : undefined;
+      if (current !== undefined) files.push(current);
+    } else if (row.startsWith("@@ ")) {
+      const m = /^@@ -[0-9]+(?:,([0-9]+))? \+([0-9]+)(?:,([0-9]+))? @@/.exec(row);
+      if (m === null) continue;
+      oldLeft = m[1] === undefined ? 1 : Number(m[1]);
+      next = Number(m[2]);
+      left = m[3] === undefined ? 1 : Number(m[3]);
+    }
+  }
+  return files.filter((f) => f.rows.length > 0);
 }

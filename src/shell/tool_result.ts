@@ -19,16 +19,18 @@ import { countLines } from "../core/range.ts";
 import { isSensitivePath } from "../core/sensitive.ts";
 import {
   classifyShellCommand,
+  gitDiffNewSide,
   grepShownLines,
   grepToolLines,
   type MidCallPrints,
   printedWhileChanging,
+  searchRows,
   shownLinesOf,
 } from "../core/shell_view.ts";
 import { type CallSnapshot, snapshotCall, touchedSince } from "./call_snapshot.ts";
 import { type LineView, newestViewsOf, TO_END, viewsShowContent } from "../core/view.ts";
-import { realpath, stat } from "node:fs/promises";
-import { isAbsolute, resolve } from "node:path";
+import { lstat, realpath, stat } from "node:fs/promises";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import {
   isInsideProject,
   pathKeyOnDisk,
@@ -266,10 +268,16 @@ async function shownBy(
   cfg: DecisionConfig,
 ): Promise<ToolShownV1[]> {
   if (out.kind === "shell") {
-    const view = classifyShellCommand(out.command).view;
-    if (view === undefined) return [];
-    const name = resolve(out.cwd ?? deps.cwd, view.path);
-    return await shownOf(name, (text) => shownLinesOf(view.lines, text, out.output), deps, cfg);
+    const { view, multi } = classifyShellCommand(out.command);
+    const base = out.cwd ?? deps.cwd;
+    if (view !== undefined) {
+      const name = resolve(base, view.path);
+      return await shownOf(name, (text) => shownLinesOf(view.lines, text, out.output), deps, cfg);
+    }
+    if (multi === undefined || out.output === "") return [];
+    if (multi.kind === "rows") return await rowsShown(multi, out.output, base, deps, cfg);
+    if (multi.kind === "concat") return await concatShown(multi.paths, out.output, base, deps, cfg);
+    return await gitDiffShown(resolve(base, multi.dir), out.output, deps, cfg);
   }
   if (out.kind === "opaque") return [];
   // pi's grep: paths relative to the directory searched, or the file's name when it was a file
@@ -285,6 +293,94 @@ async function shownBy(
   const shown: ToolShownV1[] = [];
   for (const [name, fileRows] of byFile) {
     shown.push(...await shownOf(name, (text) => grepShownLines(fileRows, text), deps, cfg));
+  }
+  return shown;
+}
+
+/** Rows of a search over several paths (`grep -rn`, `rg -n`), each checked against its file. */
+async function rowsShown(
+  search: { paths: string[]; bare: boolean },
+  output: string,
+  base: string,
+  deps: ReadServiceDeps,
+  cfg: DecisionConfig,
+): Promise<ToolShownV1[]> {
+  const searched = search.paths.map((p) => resolve(base, p));
+  // one path searched without -H: bare `N:text` rows when it is a file
+  const bareFile = search.bare &&
+    (await stat(searched[0]).catch(() => undefined))?.isFile() === true;
+  const byFile = new Map<string, { line: number; text: string }[]>();
+  for (const r of searchRows(output, bareFile)) {
+    const name = bareFile ? searched[0] : resolve(base, r.path);
+    // a row names a file under a path searched, or it is not the search's
+    if (!searched.some((p) => name === p || name.startsWith(p.endsWith("/") ? p : `${p}/`))) {
+      continue;
+    }
+    byFile.set(name, [...(byFile.get(name) ?? []), r]);
+  }
+  const shown: ToolShownV1[] = [];
+  for (const [name, rows] of byFile) {
+    shown.push(...await shownOf(name, (text) => grepShownLines(rows, text), deps, cfg));
+  }
+  return shown;
+}
+
+/**
+ * `cat F1 F2 ...`: each file whole when the output is exactly the files one
+ * after another and every file but the last ends with a line break (so the
+ * model can tell where one ends once it knows its length).
+ */
+async function concatShown(
+  paths: string[],
+  output: string,
+  base: string,
+  deps: ReadServiceDeps,
+  cfg: DecisionConfig,
+): Promise<ToolShownV1[]> {
+  const names = paths.map((p) => resolve(base, p));
+  const texts: string[] = [];
+  for (const name of names) {
+    const read = await readRegularFile(name, cfg.maxFileBytes).catch(() => undefined);
+    const text = read?.kind === "ok" ? decode(read.bytes) : undefined;
+    // line breaks with a carriage return are ambiguous (SPEC §5.10)
+    if (text === undefined || text.includes("\r")) return [];
+    texts.push(text);
+  }
+  if (texts.slice(0, -1).some((t) => t !== "" && !t.endsWith("\n"))) return [];
+  const all = texts.join("");
+  if (output !== all && output + "\n" !== all) return [];
+  const shown: ToolShownV1[] = [];
+  for (const [i, name] of names.entries()) {
+    // its own bytes, checked again as it is read for the record
+    shown.push(
+      ...await shownOf(
+        name,
+        (text) => text === texts[i] && text !== "" ? [{ start: 1, end: TO_END }] : [],
+        deps,
+        cfg,
+      ),
+    );
+  }
+  return shown;
+}
+
+/** The new side of `git diff` hunks, each line checked against the working file. */
+async function gitDiffShown(
+  dir: string,
+  output: string,
+  deps: ReadServiceDeps,
+  cfg: DecisionConfig,
+): Promise<ToolShownV1[]> {
+  // git names files from the repository's top directory
+  let top: string | undefined;
+  for (let d = dir; top === undefined; d = dirname(d)) {
+    if (await lstat(join(d, ".git")).then(() => true, () => false)) top = d;
+    else if (dirname(d) === d) return [];
+  }
+  const shown: ToolShownV1[] = [];
+  for (const f of gitDiffNewSide(output)) {
+    const name = resolve(top, f.path);
+    shown.push(...await shownOf(name, (text) => grepShownLines(f.rows, text), deps, cfg));
   }
   return shown;
 }

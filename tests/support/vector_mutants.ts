@@ -1127,6 +1127,14 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     replace: "true",
   },
   {
+    name: "nl-plain-numbers-every-line",
+    rule: "SPEC §5.10: plain `nl` leaves empty lines unnumbered; only `nl -ba` prints as `cat -n`",
+    file: "src/core/shell_view.ts",
+    find: 'if (args.length === 2 && args[0] === "-ba") return file(args[1], { kind: "numbered" });',
+    replace:
+      'if (args.length === 2 && args[0] === "-ba") return file(args[1], { kind: "numbered" });\n    if (args.length === 1) return file(args[0], { kind: "numbered" });',
+  },
+  {
     name: "grep-step-follows-walked-links",
     rule:
       "SPEC §10: a grep step, like pi's grep (ripgrep without --follow), skips a symbolic link met while walking a directory",
