@@ -225,6 +225,15 @@ export function report(sessions: readonly SessionReplay[]): string {
     `Checks: ${sum((c) => c.resyncNotExact)} resynced reads render other than shown, ` +
       `${sum((c) => c.plainDiffers)} plain answers of the extension differ from pi's read.`,
   );
+  // views through bash as agents type them (SPEC §5.10): how many forms the cache recognises
+  const positioned = sum((c) => c.positionedViews);
+  out.push(
+    `Views: the cache recognises the form of ${sum((c) => c.positionedRecognised)} of ` +
+      `${positioned} bash calls that print lines of files with their places ` +
+      `(${pct(sum((c) => c.positionedRecognised), positioned)}); ` +
+      `${sum((c) => c.unpositionedViews)} more print lines the model cannot place ` +
+      "(grep without -n, plain nl): no view.",
+  );
   // the replay runs in moments what took hours (SPEC §5.10, printed while changing)
   out.push(
     `Time: ${sum((c) => c.settledCalls)} messages with bash or grep calls started at least 3 s ` +

@@ -13,6 +13,7 @@ import {
   readFileSync,
   realpathSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
@@ -33,7 +34,8 @@ import {
 import { FakePiHost, ZERO_USAGE } from "../../scripts/pi/pi_host.ts";
 import { FOLLOWED_TOOLS } from "../../src/adapters/pi/branch.ts";
 import { COARSE_RACY_WINDOW_MS } from "../../src/shell/call_snapshot.ts";
-import { applyFileOps, bashShown, fileOpsOf, grepShown } from "./real_bash.ts";
+import { applyFileOps, bashShown, fileOpsOf, grepShown, viewKind } from "./real_bash.ts";
+import { classifyShellCommand } from "../../src/core/shell_view.ts";
 import {
   applyOldEdit,
   type Generation,
@@ -124,6 +126,12 @@ export interface ReplayCounts {
   bashViews: number;
   /** Lines pi's grep showed exactly as the rebuild holds them. */
   grepViews: number;
+  /** Bash calls that print lines of files the model can place (bench/pi/real_bash.ts viewKind). */
+  positionedViews: number;
+  /** ... whose form the cache recognises (`classifyShellCommand` gives a view). */
+  positionedRecognised: number;
+  /** Bash calls that print lines of files the model cannot place (`grep` without `-n`). */
+  unpositionedViews: number;
   /** Messages with checked calls that started less than 3 s after a change (racy window kept). */
   racyCalls: number;
   /** ... that started later (no file racy: the replay uses no window, {@linkcode changeGaps}). */
@@ -145,7 +153,7 @@ const utf8 = new TextEncoder();
 const bytes = (s: string) => utf8.encode(s).length;
 
 function readText(path: string): string | undefined {
-  return existsSync(path) ? readFileSync(path, "utf8") : undefined;
+  return existsSync(path) && statSync(path).isFile() ? readFileSync(path, "utf8") : undefined;
 }
 
 function writeText(path: string, text: string): void {
@@ -227,6 +235,8 @@ export async function replaySession(
     const home = join(root, origHome);
     mkdirSync(cwd, { recursive: true });
     mkdirSync(home, { recursive: true });
+    // the session's cwd is a git repository: `git diff` names files from it
+    mkdirSync(join(cwd, ".git"), { recursive: true });
     if (existsSync(join(dir, "files"))) {
       cpSync(join(dir, "files"), cwd, { recursive: true });
       // the snapshot may be read-only; the session's tools write to their copy
@@ -247,6 +257,11 @@ interface Paths {
   origHome: string;
   cwd: string;
   home: string;
+}
+
+/** Text of the recording (a shell command, its output) with the recording's home as the replay's. */
+function onThisMachine(text: string, x: Paths): string {
+  return text.replaceAll(x.origHome + "/", x.home + "/");
 }
 
 /**
@@ -302,6 +317,9 @@ async function replay(
     bashViews: 0,
     grepViews: 0,
     racyCalls: 0,
+    positionedViews: 0,
+    positionedRecognised: 0,
+    unpositionedViews: 0,
     settledCalls: 0,
   };
   const reads: ReadRecord[] = [];
@@ -449,6 +467,10 @@ async function replay(
           const args = { ...(c.arguments ?? {}) } as Record<string, unknown>;
           const fileTool = c.name === "read" || c.name === "edit" || c.name === "write";
           if (fileTool && typeof args.path === "string") args.path = rewritePath(args.path, x);
+          // a shell command names the recording machine's paths: the replay's, as for reads
+          if (c.name === "bash" && typeof args.command === "string") {
+            args.command = onThisMachine(args.command, x);
+          }
           return { name: c.name, args };
         });
         // pi runs no call of a message cut by an abort or an error; keep how it ended
@@ -558,9 +580,9 @@ async function replay(
         if (ops !== undefined && applyFileOps(ops, x)) counts.bashFileCommands++;
         // what the output showed of a file, exactly as the rebuild holds it, is in the model's
         // context (read by the bench on its own, bench/pi/real_bash.ts)
-        const output = textOf(m.content);
+        const output = onThisMachine(textOf(m.content), x);
         const shown = call.name === "bash" && typeof call.args.command === "string"
-          ? bashShown(call.args.command, output, x.cwd, readText)
+          ? bashShown(call.args.command, output, x.cwd, readText, x.cwd)
           : call.name === "grep" && !isError
           ? grepShown(
             diskPath(typeof call.args.path === "string" ? call.args.path : ".", x),
@@ -573,10 +595,22 @@ async function replay(
           model.shown(s.file, s.start, s.lines, s.toEnd ? total : undefined);
         }
         if (call.name === "bash") counts.bashViews += shown.length;
+        if (call.name === "bash" && typeof call.args.command === "string") {
+          const kind = viewKind(call.args.command);
+          if (kind === "unpositioned") counts.unpositionedViews++;
+          if (kind === "positioned") {
+            counts.positionedViews++;
+            const form = classifyShellCommand(call.args.command);
+            if (form.view !== undefined || form.multi !== undefined) counts.positionedRecognised++;
+          }
+        }
         if (call.name === "grep") counts.grepViews += shown.length;
         // the extension checks what the tool showed or changed when its result comes back
         // (SPEC §5.10), as in pi
-        await host.appendToolResult(call.id, call.name, call.args, content, isError);
+        const replayedContent = content.map((b) =>
+          b.type === "text" ? { ...b, text: onThisMachine(b.text, x) } : b
+        );
+        await host.appendToolResult(call.id, call.name, call.args, replayedContent, isError);
       }
     } else continue;
     const leaf = host.session.getLeafId();

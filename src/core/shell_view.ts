@@ -556,6 +556,12 @@ function viewOf(
   };
   if (rest.length === 2) {
     const [source, filter] = words;
+    // a search piped into `head`, `tail` or another `grep`: the rows it kept, each checked
+    const search = searchOf(source[0], source.slice(1));
+    if (search !== undefined && rowFilter(filter)) {
+      if (search.bare && !search.recursive) return single(search.paths[0], { kind: "grep" });
+      return { multi: { kind: "rows", paths: search.paths.map(at), bare: search.bare } };
+    }
     const src = sourceOf(source);
     if (src === undefined) return undefined;
     // cat F | head -N, cat F | sed -n 'A,Bp'
@@ -575,10 +581,6 @@ function viewOf(
         return single(src.path, { kind: "numberedRange", start: 1, end: count });
       }
       return undefined;
-    }
-    // grep -n P F | head -N: the rows it kept
-    if (src.lines.kind === "grep" && headOnly(filter) !== undefined) {
-      return single(src.path, { kind: "grep" });
     }
     // head -n N F | tail -n M
     if (src.lines.kind === "head" && filter[0] === "tail") {
@@ -650,6 +652,17 @@ function sedRange(words: string[]): { start: number; end: number } | undefined {
   const start = Number(m[1]);
   const end = m[2] === undefined ? start : m[2] === "$" ? TO_END : Number(m[2]);
   return start < 1 || end < start ? undefined : { start, end };
+}
+
+/** A filter that keeps some of a search's rows as they are: `head`, `tail -N`, `grep`. */
+function rowFilter(words: string[]): boolean {
+  if (headOnly(words) !== undefined) return true;
+  if (words[0] === "tail") {
+    const count = headCount(words.slice(1));
+    return count !== undefined && !count.from && count.file === undefined;
+  }
+  // another grep reading the rows (no file of its own: every operand but the pattern is a flag)
+  return words[0] === "grep" && words.slice(1).filter((w) => !w.startsWith("-")).length === 1;
 }
 
 /** `head -N` / `head -n N` reading its input: how many lines it keeps. */

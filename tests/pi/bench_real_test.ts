@@ -3,7 +3,7 @@
 // repository (../shared/realworld); without them that test is skipped.
 import assert from "node:assert/strict";
 import { defaultSessionDirs, runRealBench } from "../../bench/pi/real.ts";
-import { fileOpsOf } from "../../bench/pi/real_bash.ts";
+import { bashShown, fileOpsOf, viewKind } from "../../bench/pi/real_bash.ts";
 import {
   applyOldEdit,
   parseShownRead,
@@ -206,4 +206,43 @@ Deno.test({
     const plain = s.reads.reduce((a, r) => a + r.plain, 0);
     assert.ok(served < plain);
   },
+});
+
+Deno.test("bench:real reads views as agents type them on its own, each line checked", () => {
+  const dir = Deno.makeTempDirSync();
+  try {
+    Deno.mkdirSync(`${dir}/sub`);
+    const text = "a\nb foo\nc\nd foo\ne\n";
+    Deno.writeTextFileSync(`${dir}/sub/x.txt`, text);
+    Deno.writeTextFileSync(`${dir}/y.txt`, text);
+    const read = (p: string) => {
+      try {
+        return Deno.readTextFileSync(p);
+      } catch {
+        return undefined;
+      }
+    };
+    const shown = (command: string, output: string) =>
+      bashShown(command, output, dir, read).map((s) => [
+        s.file.slice(dir.length + 1),
+        s.start,
+        s.lines.length,
+      ]);
+    assert.deepEqual(shown("cd sub && cat x.txt", text), [["sub/x.txt", 1, 6]]);
+    assert.deepEqual(shown('grep -n "foo" y.txt | head -1', "2:b foo\n"), [["y.txt", 2, 1]]);
+    assert.deepEqual(shown("grep -rn foo sub", "sub/x.txt:4:d foo\n"), [["sub/x.txt", 4, 1]]);
+    assert.deepEqual(shown("cat -n y.txt | sed -n '2,3p'", "     2\tb foo\n     3\tc\n"), [
+      ["y.txt", 2, 1],
+      ["y.txt", 3, 1],
+    ]);
+    assert.deepEqual(shown("head -n 4 y.txt | tail -n 2", "c\nd foo\n"), [["y.txt", 3, 2]]);
+    // a row that is not the file's line, or lines the model cannot place: nothing
+    assert.deepEqual(shown("grep -rn foo sub", "sub/x.txt:3:d foo\n"), []);
+    assert.deepEqual(shown("head -n 9 y.txt | tail -n 2", "d foo\ne\n"), []);
+    assert.equal(viewKind("cd x && grep -n foo a | head -5"), "positioned");
+    assert.equal(viewKind("grep -A 3 foo a"), "unpositioned");
+    assert.equal(viewKind("git status"), undefined);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
 });
