@@ -66,6 +66,8 @@ function totals(reads: readonly ReadRecord[]): Totals {
   const t = { reads: reads.length, resynced: 0, plain: 0, served: 0, ideal: 0 };
   for (const r of reads) {
     if (r.truth === "resynced") t.resynced++;
+    // after a change the replay could not apply: reported on their own, never as savings
+    if (r.unapplied) continue;
     t.plain += r.plain;
     t.served += r.served;
     t.ideal += r.ideal;
@@ -224,6 +226,14 @@ export function report(sessions: readonly SessionReplay[]): string {
   out.push(
     `Checks: ${sum((c) => c.resyncNotExact)} resynced reads render other than shown, ` +
       `${sum((c) => c.plainDiffers)} plain answers of the extension differ from pi's read.`,
+  );
+  const unapplied = all.filter((r) => r.unapplied);
+  out.push(
+    `Unapplied: ${unapplied.length} reads came after a bash command the replay could not apply ` +
+      `(a formatter, git checkout, sed -i) and showed other text than the rebuild: ` +
+      `${unapplied.reduce((a, r) => a + r.plain, 0)} bytes plain, ` +
+      `${unapplied.reduce((a, r) => a + r.served, 0)} served, not in the figures above. ` +
+      `${sum((c) => c.bashResyncs)} bash outputs put the lines they printed into the rebuild.`,
   );
   // views through bash as agents type them (SPEC §5.10): how many forms the cache recognises
   const positioned = sum((c) => c.positionedViews);

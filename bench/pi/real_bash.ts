@@ -109,7 +109,10 @@ export interface ShownLines {
  * `tail` or another `grep`)
  * that are exactly line N of their file; `cat F1 F2 ...` when the output is the files one after
  * another (each but the last ending with a line break); and the new side of `git diff` hunks of
- * the working tree (`top`: the repository's directory). Anything else: nothing.
+ * the working tree (`top`: the repository's directory). Anything else: nothing. With `adopt`,
+ * lines a recognised form printed at known places that the rebuild does not hold are handed to
+ * it (not for rows of several files' forms, `cat F1 F2`, `git diff`, numbered whole files, or
+ * output pi cut): the session's output is the truth for them.
  */
 export function bashShown(
   command: string,
@@ -117,8 +120,11 @@ export function bashShown(
   cwd: string,
   text: (path: string) => string | undefined,
   top: string = cwd,
+  adopt?: Adopt,
 ): ShownLines[] {
   let c = command.trim();
+  // pi cut the output (the last lines of it, with a notice): not the file's lines
+  if (/\n\n\[Showing (?:lines|last) /.test(output)) adopt = undefined;
   const unq = (s: string) => s.replace(/^'(.*)'$/, "$1").replace(/^"([^"$\x60\\]*)"$/, "$1");
   const word = String.raw`('[^']*'|"[^"$\x60\\]*"|[^\s'"|;&<>$*?~]+)`;
   let dir = cwd;
@@ -147,6 +153,8 @@ export function bashShown(
       const lines = linesOf(file);
       if (lines !== undefined && n >= 1 && lines[n - 1] === r[r.length - 1]) {
         shown.push({ file, start: n, lines: [r[r.length - 1]], toEnd: false });
+      } else if (lines !== undefined && n >= 1 && n <= lines.length) {
+        adopt?.(file, n, [r[r.length - 1]], false);
       }
     }
     return shown;
@@ -240,12 +248,25 @@ export function bashShown(
   const lines = linesOf(file);
   if (lines === undefined || first < 1) return [];
   const same = (expected: string) => output === expected || output + "\n" === expected;
-  if (first > lines.length) return [];
   const end = Math.min(last, lines.length);
-  const part = lines.slice(first - 1, end);
-  if (!same(part.join("\n") + (end < lines.length ? "\n" : ""))) return [];
-  return [{ file, start: first, lines: part, toEnd: last > lines.length }];
+  if (
+    first > lines.length ||
+    !same(lines.slice(first - 1, end).join("\n") + (end < lines.length ? "\n" : ""))
+  ) {
+    // the session's output is the truth for the lines it printed (to the end: all of them)
+    const printed = (output.endsWith("\n") ? output.slice(0, -1) : output).split("\n");
+    const toEnd = last === Infinity || printed.length < last - first + 1;
+    if (first <= lines.length + 1) adopt?.(file, first, printed, toEnd);
+    return [];
+  }
+  return [{ file, start: first, lines: lines.slice(first - 1, end), toEnd: last > lines.length }];
 }
+
+/**
+ * Takes what a bash output printed of a file into the rebuild (`deno task bench:real`): lines
+ * from `start` on; `toEnd` when they run to the end of the file (the rest goes).
+ */
+export type Adopt = (file: string, start: number, lines: string[], toEnd: boolean) => void;
 
 /** The new side of `git diff` hunks (files named from `top`), each row checked against its file. */
 function gitDiffRows(

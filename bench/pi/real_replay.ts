@@ -85,6 +85,12 @@ export interface ReadRecord {
   gap?: GapKind;
   /** What the cached answer told the model that is false. */
   violation?: string;
+  /**
+   * Set when the read's truth is not the rebuild's and a bash command the replay could not
+   * apply (a formatter, `git checkout`, `sed -i`) ran since the file's last read: what the
+   * extension held then is not known to be the session's (reported on their own, no savings).
+   */
+  unapplied?: true;
 }
 
 /** Counts of the replay besides the reads. */
@@ -122,6 +128,8 @@ export interface ReplayCounts {
   plainDiffers: number;
   /** Bash calls whose plain `cp`/`mv`/`rm` were applied to the rebuild (bench/pi/real_bash.ts). */
   bashFileCommands: number;
+  /** Outputs of bash commands whose printed lines the rebuild took as the truth. */
+  bashResyncs: number;
   /** Stretches of files bash commands showed exactly as the rebuild holds them. */
   bashViews: number;
   /** Lines pi's grep showed exactly as the rebuild holds them. */
@@ -154,6 +162,25 @@ const bytes = (s: string) => utf8.encode(s).length;
 
 function readText(path: string): string | undefined {
   return existsSync(path) && statSync(path).isFile() ? readFileSync(path, "utf8") : undefined;
+}
+
+/**
+ * Puts lines a bash output printed into the rebuild of `file`: from line `start` on, replacing as
+ * many lines, or every line to the end (`toEnd`). Whether anything changed.
+ */
+function adoptLines(file: string, start: number, printed: string[], toEnd: boolean): boolean {
+  const before = readText(file);
+  if (before === undefined) return false;
+  const eol = before.endsWith("\n");
+  const lines = (eol ? before.slice(0, -1) : before).split("\n");
+  if (!toEnd && start - 1 + printed.length > lines.length) return false;
+  const next = toEnd
+    ? [...lines.slice(0, start - 1), ...printed]
+    : [...lines.slice(0, start - 1), ...printed, ...lines.slice(start - 1 + printed.length)];
+  const after = next.join("\n") + (eol ? "\n" : "");
+  if (after === before) return false;
+  writeText(file, after);
+  return true;
 }
 
 function writeText(path: string, text: string): void {
@@ -314,6 +341,7 @@ async function replay(
     resyncNotExact: 0,
     plainDiffers: 0,
     bashFileCommands: 0,
+    bashResyncs: 0,
     bashViews: 0,
     grepViews: 0,
     racyCalls: 0,
@@ -408,6 +436,10 @@ async function replay(
   host.emit("session_start");
 
   const calls = new Map<string, Call>(); // recorded call id -> the replay's call
+  // the log index of the last bash call that may have changed files the replay cannot follow,
+  // and of each file's last read
+  let unappliedSince = -1;
+  const lastRead = new Map<string, number>();
   const entryIds = new Map<number, string>(); // log index -> the replay's entry id
   const appendResult = (call: Call, content: PiToolResult["content"], isError: boolean) =>
     host.session.appendMessage({
@@ -578,9 +610,31 @@ async function replay(
           ? fileOpsOf(call.args.command)
           : undefined;
         if (ops !== undefined && applyFileOps(ops, x)) counts.bashFileCommands++;
+        // a command that may change files in ways the replay cannot apply: reads of a file after
+        // it are truths only the session's own outputs can give
+        if (
+          call.name === "bash" && ops === undefined && typeof call.args.command === "string" &&
+          !classifyShellCommand(call.args.command).readOnly
+        ) {
+          unappliedSince = entry.index;
+        }
+        const output = onThisMachine(textOf(m.content), x);
+        // the session's output is the truth for the lines it printed: the rebuild takes them
+        // before the result reaches the extension, as reads resync (never staler than the session)
+        if (call.name === "bash" && typeof call.args.command === "string" && !isError) {
+          bashShown(
+            call.args.command,
+            output,
+            x.cwd,
+            readText,
+            x.cwd,
+            (file, start, lines, toEnd) => {
+              if (adoptLines(file, start, lines, toEnd)) counts.bashResyncs++;
+            },
+          );
+        }
         // what the output showed of a file, exactly as the rebuild holds it, is in the model's
         // context (read by the bench on its own, bench/pi/real_bash.ts)
-        const output = onThisMachine(textOf(m.content), x);
         const shown = call.name === "bash" && typeof call.args.command === "string"
           ? bashShown(call.args.command, output, x.cwd, readText, x.cwd)
           : call.name === "grep" && !isError
@@ -708,6 +762,9 @@ async function replay(
       ideal: ideal.bytes,
       holding: { held: ideal.held, stale: ideal.stale, unknown: ideal.unknown },
     };
+    // the truth came from this read itself after a change the replay could not apply
+    if (truth !== "exact" && unappliedSince > (lastRead.get(file) ?? -1)) rec.unapplied = true;
+    lastRead.set(file, entryIndex);
     if (offset !== undefined) rec.offset = offset;
     if (limit !== undefined) rec.limit = limit;
     if (mode !== null && CACHED_MODES.has(mode)) {

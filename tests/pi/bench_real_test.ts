@@ -246,3 +246,20 @@ Deno.test("bench:real reads views as agents type them on its own, each line chec
     Deno.removeSync(dir, { recursive: true });
   }
 });
+
+Deno.test("bench:real replays no staler than the session: a conflict seen through bash", async () => {
+  // tests/fixtures/realworld/conflict: the model reads lines 1-15; `git pull --rebase` leaves
+  // conflict markers the replay cannot apply; `cd DIR && cat CHANGELOG.md | head -30` shows them;
+  // a write is aborted; `git checkout --theirs` puts the old lines back; the model reads 1-15
+  const dir = new URL("../fixtures/realworld/conflict", import.meta.url).pathname;
+  const { sessions, text } = await runRealBench([dir]);
+  const reads = sessions[0].reads;
+  assert.equal(reads.length, 2);
+  // the rebuild took the lines the output printed, so the extension saw the conflict at the
+  // bash result, as the live extension would: the last read is not answered from the cache
+  assert.equal(reads[1].mode, "baseline_fallback");
+  assert.equal(reads[1].unapplied, true, "a read after `git checkout` the replay cannot apply");
+  assert.equal(sessions[0].counts.bashResyncs, 1);
+  assert.match(text, /0 violations/);
+  assert.ok(reads.every((r) => r.served >= r.ideal), "never above 100% of the achievable");
+});
