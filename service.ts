@@ -20,6 +20,7 @@
  */
 export * from "./src/shell/read_service.ts";
 export * from "./src/shell/tool_result.ts";
+export type { CallSnapshot } from "./src/shell/call_snapshot.ts";
 // what the service takes and gives (their homes are @readcache/core/rules and /replay)
 export * from "./replay.ts";
 export type {
