@@ -152,6 +152,8 @@ export const NOT_APPLICABLE = {
     "a cached answer from lines pi's grep tool printed (`path:N: text`); OpenCode's grep prints its own layout, which the plugin does not take as views",
   "unanswered-shell":
     "a read-only shell command that never returns: OpenCode stores the call as failed without the plugin's record, so every file counts as changed",
+  "cut-message":
+    "an assistant message pi aborted or ended in an error: pi runs none of its calls and drops it from the context; OpenCode keeps what an aborted message produced",
 } as const;
 
 /**
@@ -452,6 +454,10 @@ export function openCodeVector(vector: Scenario): OpenCodeVector {
       case "message":
       case "compact":
         append();
+        break;
+      case "cutMessage":
+        // OpenCode keeps an aborted message's output in the context: another host's rule
+        no("cut-message", i);
         break;
       case "label":
         labels.set(s.name, { session, count: visible, last: line[visible - 1] });

@@ -366,6 +366,8 @@ export async function runScenarioOnOpenCode(
       case "message":
         store.userMessage(session.id, `message at step ${index}`);
         return;
+      case "cutMessage":
+        throw new NotApplicableStep(index, "OpenCode keeps an aborted message's output");
       case "label": {
         const count = visibleCount();
         labels.set(s.name, {

@@ -128,9 +128,13 @@ export class FakePiHost implements PiExtensionHost {
 
   /**
    * Appends one assistant message carrying several tool calls (as a model
-   * turn does) and returns their tool call ids, in order.
+   * turn does) and returns their tool call ids, in order. A message that
+   * ended `aborted` or in an `error` is one pi runs none of the calls of.
    */
-  assistantToolCalls(calls: { name: string; args: Record<string, unknown> }[]): string[] {
+  assistantToolCalls(
+    calls: { name: string; args: Record<string, unknown> }[],
+    stopReason: "toolUse" | "aborted" | "error" = "toolUse",
+  ): string[] {
     const ids = calls.map(() => `call_${++this.#callCounter}`);
     this.#deferred = []; // a new message: deferred results of the last one never came
     this.session.appendMessage({
@@ -145,7 +149,7 @@ export class FakePiHost implements PiExtensionHost {
       provider: "mock",
       model: "mock-model",
       usage: ZERO_USAGE,
-      stopReason: "toolUse",
+      stopReason,
       timestamp: Date.now(),
     });
     return ids;

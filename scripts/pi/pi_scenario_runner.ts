@@ -228,6 +228,20 @@ async function run(
       case "message":
         host.userMessage(`message at step ${index}`);
         return;
+      case "cutMessage":
+        // pi runs none of its calls (and leaves the message out of the model's context)
+        host.assistantToolCalls(
+          s.calls.map((c) => ({
+            name: c.tool,
+            args: c.tool === "bash" ? { command: c.command ?? "true" } : {
+              path: c.path ?? "a.txt",
+              ...(c.tool === "write" ? { content: c.content ?? "" } : {}),
+              ...(c.tool === "edit" ? { edits: [{ oldText: "x", newText: "y" }] } : {}),
+            },
+          })),
+          s.stopReason,
+        );
+        return;
       case "label":
         labels.set(s.name, leaf(index));
         return;

@@ -588,6 +588,11 @@ export async function runScenario(
       case "message":
         append({ kind: "other" });
         return;
+      case "cutMessage":
+        // a message the host runs no call of and leaves out of the context: it changes nothing,
+        // and ends the turn before it (SPEC §11.3)
+        append({ kind: "other" });
+        return;
       case "label":
         if (session.leaf === null) throw new Error(`step ${index}: nothing to label yet`);
         labels.set(step.name, session.leaf);

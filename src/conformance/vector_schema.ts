@@ -328,6 +328,18 @@ const otherSteps = [
     target: z.string().describe("link target as stored in the link, relative to its directory"),
   }).describe("creates or replaces `path` as a symbolic link (like `ln -sfn target path`)"),
   z.strictObject({ op: z.literal("message") }),
+  z.strictObject({
+    op: z.literal("cutMessage"),
+    stopReason: z.enum(["aborted", "error"]),
+    calls: z.array(z.strictObject({
+      tool: z.enum(["read", "write", "edit", "bash"]),
+      path: z.string().optional(),
+      content: z.string().optional(),
+      command: z.string().optional(),
+    })).min(1),
+  }).describe(
+    "an assistant message with tool calls that was aborted or ended in an error: the host runs none of its calls and leaves it out of the model's context (SPEC §11.3)",
+  ),
   z.strictObject({ op: z.literal("label"), name: z.string() }),
   z.strictObject({ op: z.literal("navigate"), to: z.string() }),
   z.strictObject({ op: z.literal("compact"), firstKept: z.string().optional() }),

@@ -1135,6 +1135,15 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
       'if (args.length === 2 && args[0] === "-ba") return file(args[1], { kind: "numbered" });\n    if (args.length === 1) return file(args[0], { kind: "numbered" });',
   },
   {
+    name: "cut-message-calls-counted",
+    rule:
+      "SPEC §11.3: the host runs no call of an aborted or failed message; it leaves no file unknown",
+    file: "src/conformance/session_simulator.ts",
+    find: "        // and ends the turn before it (SPEC §11.3)\n        append({ kind: \"other\" });",
+    replace:
+      "        // and ends the turn before it (SPEC §11.3)\n        append({ kind: \"other\", opaque: [\"cut\"] });",
+  },
+  {
     name: "grep-step-follows-walked-links",
     rule:
       "SPEC §10: a grep step, like pi's grep (ripgrep without --follow), skips a symbolic link met while walking a directory",
