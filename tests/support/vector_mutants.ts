@@ -1139,9 +1139,9 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     rule:
       "SPEC §11.3: the host runs no call of an aborted or failed message; it leaves no file unknown",
     file: "src/conformance/session_simulator.ts",
-    find: "        // and ends the turn before it (SPEC §11.3)\n        append({ kind: \"other\" });",
+    find: '        // and ends the turn before it (SPEC §11.3)\n        append({ kind: "other" });',
     replace:
-      "        // and ends the turn before it (SPEC §11.3)\n        append({ kind: \"other\", opaque: [\"cut\"] });",
+      '        // and ends the turn before it (SPEC §11.3)\n        append({ kind: "other", opaque: ["cut"] });',
   },
   {
     name: "grep-step-follows-walked-links",
