@@ -9,8 +9,8 @@
 // SessionManager (bench/pi/real_replay.ts); the ideal and the safety check use only the model's
 // context (bench/pi/real_model.ts), not the cache's code. Deterministic: no timing, no paths of
 // this machine in the output. Definitions and figures: bench/README.md, "Real sessions".
-import { existsSync, readdirSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   GAP_KINDS,
@@ -19,6 +19,7 @@ import {
   replaySession,
   type SessionReplay,
 } from "./real_replay.ts";
+import { SessionInputError } from "./real_log.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -279,15 +280,52 @@ export function report(sessions: readonly SessionReplay[]): string {
 export async function runRealBench(
   dirs: readonly string[],
   options: ReplayOptions = {},
-): Promise<{ sessions: SessionReplay[]; text: string }> {
-  const names = dirs.map((d) => basename(d));
+): Promise<{ sessions: SessionReplay[]; text: string; skipped: string[] }> {
+  const names = dirs.map((d) => basename(d).replace(/\.jsonl$/, ""));
   const sessions: SessionReplay[] = [];
+  const skipped: string[] = [];
   for (const [i, dir] of dirs.entries()) {
     const clash = names.filter((n) => n === names[i]).length > 1;
     const name = clash ? `${basename(dirname(dir))}/${names[i]}` : names[i];
-    sessions.push(await replaySession(dir, name, options));
+    try {
+      sessions.push(await replaySession(dir, name, options));
+    } catch (e) {
+      // what is wrong with the input, in words; anything else is the bench's own bug
+      if (!(e instanceof SessionInputError)) throw e;
+      skipped.push(e.message);
+    }
   }
-  return { sessions, text: report(sessions) };
+  const text = sessions.length > 0 ? report(sessions) : "no session could be replayed";
+  const notes = skipped.map((m) => `skipped: ${m}`);
+  return {
+    sessions,
+    text: [...notes, ...(notes.length > 0 ? [""] : []), text].join("\n"),
+    skipped,
+  };
+}
+
+/**
+ * The sessions an argument names: a session folder (with `session.jsonl`), a pi session file,
+ * or a folder of pi session files (pi's own sessions folder, searched three levels deep).
+ */
+export function sessionInputs(arg: string): string[] {
+  const path = resolve(arg);
+  if (!existsSync(path)) throw new SessionInputError(`${arg}: no such file or folder`);
+  if (statSync(path).isFile()) return [path];
+  if (existsSync(join(path, "session.jsonl"))) return [path];
+  const found = readdirSync(path, { withFileTypes: true, recursive: true })
+    .filter((e) =>
+      e.isFile() && e.name.endsWith(".jsonl") &&
+      relative(path, e.parentPath).split("/").filter(Boolean).length <= 2
+    )
+    .map((e) => join(e.parentPath, e.name))
+    .sort();
+  if (found.length === 0) {
+    throw new SessionInputError(
+      `${arg}: no pi session in it (a folder with session.jsonl, or .jsonl session files)`,
+    );
+  }
+  return found;
 }
 
 function perRead(sessions: readonly SessionReplay[]): string {
@@ -327,7 +365,9 @@ function perRead(sessions: readonly SessionReplay[]): string {
 const USAGE = `usage: deno task bench:real [--per-read] [--no-bash-files] [DIR...]
 
   DIR              a session folder (session.jsonl, manifest.json, files/; see
-                   ../shared/realworld/README.md); default: every ../shared/realworld/*/* folder
+                   ../shared/realworld/README.md), a pi session file, or a folder of them (pi's
+                   ~/.pi/agent/sessions); without a manifest every file is rebuilt from what the
+                   session's own outputs showed; default: every ../shared/realworld/*/* folder
   --per-read       also print one row per read
   --no-bash-files  do not apply the plain cp/mv/rm of the session's bash calls to the rebuild
                    (then "reads exact" equals the manifest's readsRebuiltExactlyWithResync)`;
@@ -339,7 +379,14 @@ if (import.meta.main) {
     console.error(USAGE);
     Deno.exit(args.includes("--help") || args.includes("-h") ? 0 : 2);
   }
-  const dirs = args.length > 0 ? args.map((a) => resolve(a)) : defaultSessionDirs();
+  let dirs: string[];
+  try {
+    dirs = args.length > 0 ? args.flatMap(sessionInputs) : defaultSessionDirs();
+  } catch (e) {
+    if (!(e instanceof SessionInputError)) throw e;
+    console.error(`bench:real: ${e.message}`);
+    Deno.exit(2);
+  }
   if (dirs.length === 0) {
     console.error("no session folders (give DIR, or put them under ../shared/realworld/*/*)");
     Deno.exit(2);
@@ -347,6 +394,10 @@ if (import.meta.main) {
   const { sessions, text } = await runRealBench(dirs, {
     bashFiles: !Deno.args.includes("--no-bash-files"),
   });
+  if (sessions.length === 0) {
+    console.error(text);
+    Deno.exit(2);
+  }
   if (Deno.args.includes("--per-read")) console.log(perRead(sessions) + "\n");
   console.log(text);
   // a violation is a finding: the run fails so that it is not missed

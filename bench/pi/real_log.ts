@@ -2,8 +2,8 @@
 // pi's old linear format (v1/v2: no entry ids, `firstKeptEntryIndex` counting the header as 0, some
 // lines holding two objects glued `}{`), its manifest, and what the pi of that time showed for a
 // read, so that a replay can tell whether its rebuilt file is the file the model was shown.
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 
 /** Which pi read/edit behaviour a session was recorded with (the folder's README, "Rebuilding"). */
 export type Generation = "2025-11" | "2025-12";
@@ -18,6 +18,8 @@ export interface Manifest {
   readsRebuiltExactly?: number;
   readsRebuiltExactlyWithResync?: number;
   outsideRepo?: string[];
+  /** No manifest: the cwd is the header's, files are rebuilt from the session's outputs only. */
+  fromOutputs?: boolean;
 }
 
 /** One object of the log, with its index (the header is 0) and its 1-based line. */
@@ -60,17 +62,66 @@ export function splitObjects(line: string): string[] {
   return out;
 }
 
-/** Reads a session folder. */
+/**
+ * What is wrong with a session the bench was pointed at, in words for the user (no stack trace).
+ */
+export class SessionInputError extends Error {
+  override name = "SessionInputError";
+}
+
+/**
+ * Reads a session: a folder with `session.jsonl` (and `manifest.json`, `files/`), or a pi
+ * session file. Without a manifest the cwd comes from the session's header, reads render as pi
+ * 2025-12 renders them (today's pi differs only in its notices' final period) and every file is
+ * rebuilt from what the session's own outputs showed (`manifest.fromOutputs`).
+ */
 export function loadSessionDir(dir: string): SessionDir {
-  const manifest = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as Manifest;
+  const file = dir.endsWith(".jsonl") ? dir : join(dir, "session.jsonl");
+  let raw: string;
+  try {
+    raw = readFileSync(file, "utf8");
+  } catch {
+    throw new SessionInputError(
+      `${dir}: no ${dir.endsWith(".jsonl") ? "such file" : "session.jsonl in it"} (give a pi ` +
+        "session file, or a folder with session.jsonl, manifest.json and files/)",
+    );
+  }
   const entries: LogEntry[] = [];
-  const lines = readFileSync(join(dir, "session.jsonl"), "utf8").split("\n");
-  lines.forEach((text, i) => {
-    if (text.trim() === "") return;
+  for (const [i, text] of raw.split("\n").entries()) {
+    if (text.trim() === "") continue;
     for (const o of splitObjects(text)) {
-      entries.push({ index: entries.length, line: i + 1, value: JSON.parse(o) });
+      try {
+        entries.push({ index: entries.length, line: i + 1, value: JSON.parse(o) });
+      } catch {
+        throw new SessionInputError(`${file}: line ${i + 1} is not JSON: not a pi session file`);
+      }
     }
-  });
+  }
+  const header = entries[0]?.value;
+  if (header?.type !== "session") {
+    throw new SessionInputError(`${file}: the first line is not a pi session header`);
+  }
+  const manifestPath = join(dir.endsWith(".jsonl") ? dirname(dir) : dir, "manifest.json");
+  let manifest: Manifest;
+  if (!dir.endsWith(".jsonl") && existsSync(manifestPath)) {
+    try {
+      manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as Manifest;
+    } catch {
+      throw new SessionInputError(`${manifestPath}: not JSON`);
+    }
+  } else if (typeof header.cwd === "string" && header.cwd.startsWith("/")) {
+    manifest = { cwd: header.cwd, piToolGeneration: "2025-12", fromOutputs: true };
+  } else throw new SessionInputError(`${file}: its header names no absolute cwd`);
+  if (manifest.piToolGeneration !== "2025-11" && manifest.piToolGeneration !== "2025-12") {
+    throw new SessionInputError(
+      `${manifestPath}: piToolGeneration must be "2025-11" or "2025-12", not ${
+        JSON.stringify(manifest.piToolGeneration)
+      }`,
+    );
+  }
+  if (typeof manifest.cwd !== "string" || !manifest.cwd.startsWith("/")) {
+    throw new SessionInputError(`${manifestPath}: cwd must be an absolute path`);
+  }
   return { dir, manifest, entries };
 }
 

@@ -40,9 +40,11 @@ import {
   applyOldEdit,
   type Generation,
   loadSessionDir,
+  parseShownRead,
   renderOldRead,
   replacementsOf,
   resyncFromShown,
+  SessionInputError,
   textOf,
 } from "./real_log.ts";
 import { checkCachedAnswer, type Holding, idealAnswer, ModelContext } from "./real_model.ts";
@@ -165,11 +167,33 @@ function readText(path: string): string | undefined {
 }
 
 /**
+ * A file of which nothing was shown but the read `shown` (from `offset`): as many lines as pi's
+ * notice says, each a placeholder no real line or edit text equals.
+ */
+function unseenFile(
+  shown: string,
+  offset: number | undefined,
+  gen: Generation,
+): string | undefined {
+  const s = parseShownRead(shown, gen);
+  const start = offset ? Math.max(1, offset) : 1;
+  const total = s.total ?? start - 1 + s.lines.length;
+  return Array.from({ length: total }, (_, i) => `\u27e8line ${i + 1}, never shown\u27e9`).join(
+    "\n",
+  );
+}
+
+/**
  * Puts lines a bash output printed into the rebuild of `file`: from line `start` on, replacing as
  * many lines, or every line to the end (`toEnd`). Whether anything changed.
  */
 function adoptLines(file: string, start: number, printed: string[], toEnd: boolean): boolean {
   const before = readText(file);
+  // a file the replay has none of: the whole of it, when that is what was printed
+  if (before === undefined && start === 1 && toEnd) {
+    writeText(file, printed.join("\n") + "\n");
+    return true;
+  }
   if (before === undefined) return false;
   const eol = before.endsWith("\n");
   const lines = (eol ? before.slice(0, -1) : before).split("\n");
@@ -250,8 +274,18 @@ export async function replaySession(
 ): Promise<SessionReplay> {
   const s = loadSessionDir(dir);
   const gen = s.manifest.piToolGeneration;
-  if (gen !== "2025-11" && gen !== "2025-12") {
-    throw new Error(`${dir}: unknown piToolGeneration ${JSON.stringify(gen)}`);
+  // version 3 logs are trees: the replay follows one line of entries
+  let previous: string | undefined;
+  for (const e of s.entries.slice(1)) {
+    const v = e.value as { id?: unknown; parentId?: unknown };
+    if (typeof v.id !== "string") continue;
+    if (previous !== undefined && v.parentId !== previous) {
+      throw new SessionInputError(
+        `${dir}: line ${e.line} continues another branch (/tree, a fork): the replay follows ` +
+          "one line of entries; export that branch alone to measure it",
+      );
+    }
+    previous = v.id;
   }
   const origCwd = s.manifest.cwd;
   const origHome = s.manifest.home ?? origCwd.split("/").slice(0, 3).join("/");
@@ -264,7 +298,7 @@ export async function replaySession(
     mkdirSync(home, { recursive: true });
     // the session's cwd is a git repository: `git diff` names files from it
     mkdirSync(join(cwd, ".git"), { recursive: true });
-    if (existsSync(join(dir, "files"))) {
+    if (!dir.endsWith(".jsonl") && existsSync(join(dir, "files"))) {
       cpSync(join(dir, "files"), cwd, { recursive: true });
       // the snapshot may be read-only; the session's tools write to their copy
       for (const e of readdirSync(cwd, { withFileTypes: true, recursive: true })) {
@@ -441,6 +475,7 @@ async function replay(
   let unappliedSince = -1;
   const lastRead = new Map<string, number>();
   const entryIds = new Map<number, string>(); // log index -> the replay's entry id
+  const recordIds = new Map<string, string>(); // version 3: recorded entry id -> the replay's
   const appendResult = (call: Call, content: PiToolResult["content"], isError: boolean) =>
     host.session.appendMessage({
       role: "toolResult",
@@ -459,12 +494,13 @@ async function replay(
   for (const entry of s.entries) {
     const v = entry.value;
     if (v?.type === "compaction") {
-      let kept: string | undefined;
+      // v1/v2 name the first kept entry by its index, version 3 by its id
+      let kept: string | undefined = typeof v.firstKeptEntryId === "string"
+        ? recordIds.get(v.firstKeptEntryId)
+        : undefined;
       for (const [index, id] of entryIds) {
-        if (index >= v.firstKeptEntryIndex) {
-          kept = id;
-          break;
-        }
+        if (kept !== undefined || typeof v.firstKeptEntryIndex !== "number") break;
+        if (index >= v.firstKeptEntryIndex) kept = id;
       }
       const leaf = host.session.getLeafId();
       if (leaf === null) continue;
@@ -669,6 +705,7 @@ async function replay(
     } else continue;
     const leaf = host.session.getLeafId();
     if (leaf !== null) entryIds.set(entry.index, leaf);
+    if (leaf !== null && typeof v.id === "string") recordIds.set(v.id, leaf);
   }
 
   return {
@@ -703,7 +740,10 @@ async function replay(
     let truth: Truth;
     if (rendered !== undefined && "text" in rendered && rendered.text === shown) truth = "exact";
     else {
-      const adopted = resyncFromShown(rebuilt, shown, offset, gen);
+      // without snapshots a file is what the session's outputs showed: lines never shown are
+      // placeholders no edit text matches
+      const base = rebuilt ?? (s.manifest.fromOutputs ? unseenFile(shown, offset, gen) : undefined);
+      const adopted = resyncFromShown(base, shown, offset, gen);
       if (adopted === undefined) truth = "unresolved";
       else {
         truth = "resynced";
@@ -763,7 +803,13 @@ async function replay(
       holding: { held: ideal.held, stale: ideal.stale, unknown: ideal.unknown },
     };
     // the truth came from this read itself after a change the replay could not apply
-    if (truth !== "exact" && unappliedSince > (lastRead.get(file) ?? -1)) rec.unapplied = true;
+    // (only where the model held some of those lines: else no answer could use them)
+    if (
+      truth !== "exact" && unappliedSince > (lastRead.get(file) ?? -1) &&
+      ideal.held + ideal.stale > 0
+    ) {
+      rec.unapplied = true;
+    }
     lastRead.set(file, entryIndex);
     if (offset !== undefined) rec.offset = offset;
     if (limit !== undefined) rec.limit = limit;

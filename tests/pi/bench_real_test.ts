@@ -2,7 +2,7 @@
 // replayed end to end (the table's shape, no violation). The session folders live outside the
 // repository (../shared/realworld); without them that test is skipped.
 import assert from "node:assert/strict";
-import { defaultSessionDirs, runRealBench } from "../../bench/pi/real.ts";
+import { defaultSessionDirs, runRealBench, sessionInputs } from "../../bench/pi/real.ts";
 import { bashShown, fileOpsOf, viewKind } from "../../bench/pi/real_bash.ts";
 import {
   applyOldEdit,
@@ -262,4 +262,23 @@ Deno.test("bench:real replays no staler than the session: a conflict seen throug
   assert.equal(sessions[0].counts.bashResyncs, 1);
   assert.match(text, /0 violations/);
   assert.ok(reads.every((r) => r.served >= r.ideal), "never above 100% of the achievable");
+});
+
+Deno.test("bench:real on any pi session: no manifest, or a word on what is wrong", async () => {
+  const dir = Deno.makeTempDirSync();
+  try {
+    // a session file alone: the cwd is its header's, files come from its own outputs
+    const fixture = new URL("../fixtures/realworld/conflict/session.jsonl", import.meta.url);
+    Deno.copyFileSync(fixture, `${dir}/one.jsonl`);
+    Deno.writeTextFileSync(`${dir}/broken.jsonl`, "not json\n");
+    const inputs = sessionInputs(dir);
+    assert.deepEqual(inputs.map((p) => p.slice(dir.length + 1)), ["broken.jsonl", "one.jsonl"]);
+    const { sessions, skipped } = await runRealBench(inputs);
+    assert.equal(sessions.length, 1);
+    assert.equal(sessions[0].reads.length, 2);
+    assert.match(skipped[0], /broken\.jsonl: the first line is not a pi session header/);
+    assert.throws(() => sessionInputs(`${dir}/nothing`), /no such file or folder/);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
 });
