@@ -1010,8 +1010,8 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     rule:
       "SPEC §5.10: a command that only reads files changes none: reads of its message are trusted",
     file: "src/core/shell_view.ts",
-    find: "  if (!readOnly) return { readOnly: false };\n  const view",
-    replace: "  if (readOnly) return { readOnly: false };\n  const view",
+    find: "  if (!readOnly) return { readOnly: false };\n  const shown",
+    replace: "  if (readOnly) return { readOnly: false };\n  const shown",
   },
   {
     name: "shown-in-turn-not-checked",
