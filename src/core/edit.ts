@@ -556,6 +556,29 @@ function linesInView(
 }
 
 /**
+ * The length of the longest non-empty end of `text` that is a beginning of
+ * `prefixOf` (0 when none), in time linear in both (Knuth-Morris-Pratt).
+ */
+function longestSuffixPrefix(text: string, prefixOf: string): number {
+  const m = prefixOf.length;
+  if (m === 0) return 0;
+  // fail[k]: the longest proper border of prefixOf[0..k]
+  const fail = new Array<number>(m).fill(0);
+  for (let k = 1, q = 0; k < m; k++) {
+    while (q > 0 && prefixOf[k] !== prefixOf[q]) q = fail[q - 1];
+    if (prefixOf[k] === prefixOf[q]) q++;
+    fail[k] = q;
+  }
+  let q = 0;
+  for (let k = Math.max(0, text.length - m); k < text.length; k++) {
+    if (q === m) q = fail[m - 1];
+    while (q > 0 && text[k] !== prefixOf[q]) q = fail[q - 1];
+    if (text[k] === prefixOf[q]) q++;
+  }
+  return q;
+}
+
+/**
  * Where the model's view could hold `old` (LF-normalised): how often it occurs
  * in the stretches of lines the model holds, and the earliest line it can
  * start at: its first occurrence in the stretch from line 1, or where that
@@ -588,7 +611,19 @@ function placesInView(
       for (let k = 0; k < parts; k++) of.push(n);
       return t;
     }).join("\n");
-    const lineAt = (pos: number) => of[text.slice(0, pos).split("\n").length - 1];
+    // the line each offset of `text` lies in: a binary search over where its lines start
+    const starts = [0];
+    for (let k = text.indexOf("\n"); k !== -1; k = text.indexOf("\n", k + 1)) starts.push(k + 1);
+    const lineAt = (pos: number) => {
+      let lo = 0;
+      let hi = starts.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (starts[mid] <= pos) lo = mid;
+        else hi = mid - 1;
+      }
+      return of[lo];
+    };
     if (old !== "") {
       for (let pos = text.indexOf(old); pos !== -1; pos = text.indexOf(old, pos + 1)) {
         count++;
@@ -600,12 +635,9 @@ function placesInView(
       // the stretch from line 1: its end could begin the text, which runs on in unknown lines
       const tail = text + "\n";
       let from = numbers[j - 1] + 1;
-      for (let p = Math.max(0, tail.length - old.length); p < tail.length; p++) {
-        if (old.startsWith(tail.slice(p))) {
-          from = lineAt(Math.min(p, text.length));
-          break;
-        }
-      }
+      // the longest end of the stretch that begins the text (linear: a prefix automaton)
+      const longest = longestSuffixPrefix(tail, old);
+      if (longest > 0) from = lineAt(Math.min(tail.length - longest, text.length));
       earliest = Math.min(earliest, from);
     }
     i = j;
