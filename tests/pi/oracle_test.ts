@@ -1005,7 +1005,10 @@ Deno.test("oracle commands: which shell commands the oracle reads precisely", ()
   assert.deepEqual(readBash("rm a.txt"), { kind: "change", paths: ["a.txt"] });
   for (
     const c of [
-      "sed -i 's/^a1 /a1 x /' a.txt && cat a.txt",
+      "sed -i 's/^a1 /a1 x /' a.txt && nl a.txt",
+      "cat a.txt || cp b.txt a.txt",
+      "cat a.txt & cp b.txt a.txt",
+      "cat a.txt;",
       "nl a.txt",
       "cat a.txt b.txt",
       "sed -n '3p;5p' a.txt",
@@ -1016,6 +1019,83 @@ Deno.test("oracle commands: which shell commands the oracle reads precisely", ()
   ) assert.deepEqual(readBash(c), { kind: "unknown" }, c);
   assert.deepEqual(namedIn("cp ./a.txt sub/new.txt"), ["a.txt", "sub/new.txt"]);
   assert.deepEqual(namedIn("sed -i 's/x/y/' ./b.txt && cat ./b.txt"), ["b.txt", "b.txt"]);
+  // chains of recognised parts, split at `&&` and `;` outside quotes
+  assert.deepEqual(readBash("sed -i 's/^a1 /a1 x /' a.txt && cat a.txt"), {
+    kind: "chain",
+    parts: [
+      {
+        command: "sed -i 's/^a1 /a1 x /' a.txt",
+        reading: { kind: "change", paths: ["a.txt"] },
+        join: ";",
+      },
+      {
+        command: "cat a.txt",
+        reading: { kind: "view", path: "a.txt", shape: { kind: "whole" } },
+        join: "&&",
+      },
+    ],
+  });
+  const joins = (c: string) => {
+    const r = readBash(c);
+    return r.kind === "chain" ? r.parts.map((p) => `${p.join} ${p.reading.kind}`) : r.kind;
+  };
+  assert.deepEqual(
+    joins("cp a.txt k.txt && printf 'x; y && z\\n' >> a.txt; cat a.txt;cp k.txt a.txt"),
+    [
+      "; change",
+      "&& change",
+      "; view",
+      "; change",
+    ],
+  );
+  assert.deepEqual(joins("cat a.txt && cp k.txt a.txt"), ["; view", "&& change"]);
+  assert.deepEqual(joins("cat a.txt && nl a.txt"), "unknown");
+  assert.deepEqual(namedIn("cp a.txt k.txt && cat ./a.txt; cp k.txt a.txt"), [
+    "a.txt",
+    "k.txt",
+    "a.txt",
+    "k.txt",
+    "a.txt",
+  ]);
+});
+
+Deno.test("oracle commands: a chain shows each view as the files were when it ran", () => {
+  const fs = FsModel.fromFiles({ "a.txt": "a\nb\nc\n", "k.txt": "k\n" });
+  const run = (c: string) => {
+    const after = fs.clone();
+    after.runBash(c);
+    return { shown: bashShown(c, fs, after)?.map((n) => [n.name, n.effects]), after };
+  };
+  const whole = (lines: string[]) => ({ kind: "shown", start: 1, lines, eof: true });
+  // printed, then put back: the model's newest view is what `cat` printed, not the file
+  const restore = run(
+    "cp a.txt keep.txt && sed -i 's/^b/B/' a.txt && cat a.txt && cp keep.txt a.txt",
+  );
+  assert.deepEqual(restore.shown, [["a.txt", [whole(["a", "B", "c", ""])]]]);
+  assert.deepEqual(restore.after.text("a.txt")?.text, "a\nb\nc\n");
+  // a view before and after a change, each of its moment, in order
+  assert.deepEqual(run("sed -n '2p' a.txt; printf 'd\\n' >> a.txt; tail -n 2 a.txt").shown, [
+    ["a.txt", [{ kind: "shown", start: 2, lines: ["b"], eof: false }]],
+    ["a.txt", [{ kind: "shown", start: 3, lines: ["c", "d", ""], eof: true }]],
+  ]);
+  // `&&` after a part that failed runs nothing more (grep finds nothing: status 1); `;` does
+  assert.deepEqual(run("grep -n zz a.txt && cp k.txt a.txt && cat a.txt").shown, [
+    ["a.txt", [{ kind: "absent", text: "zz" }]],
+  ]);
+  assert.deepEqual(run("grep -n zz a.txt; cp k.txt a.txt && cat a.txt").shown, [
+    ["a.txt", [{ kind: "absent", text: "zz" }]],
+    ["a.txt", [whole(["k", ""])]],
+  ]);
+  assert.deepEqual(run("cat x.txt && cp k.txt a.txt; cat a.txt").shown, [
+    ["x.txt", [{ kind: "unknown" }]],
+    ["a.txt", [whole(["a", "b", "c", ""])]],
+  ]);
+  // parts run one by one must leave what the whole command left, else the strictest reading
+  assert.equal(bashShown("cp k.txt a.txt; cat a.txt", fs, fs), undefined);
+  // an output pi cuts (all parts together over 2000 lines): the strictest reading
+  const big = FsModel.fromFiles({ "big.txt": "x\n".repeat(1200) });
+  assert.notEqual(bashShown("cat big.txt && true", big, big), undefined);
+  assert.equal(bashShown("cat big.txt && cat big.txt", big, big), undefined);
 });
 
 Deno.test("oracle commands: the lines a view command printed, and where it proved the end", () => {
@@ -1063,6 +1143,29 @@ Deno.test("oracle commands: the lines a view command printed, and where it prove
   });
   assert.equal(bashShown("cat big.txt", big), undefined);
   assert.notEqual(bashShown("head -n 10 big.txt", big), undefined);
+});
+
+Deno.test("oracle commands: generated chains run part by part leave what they leave whole", () => {
+  let chains = 0;
+  for (const [i, s] of fc.sample(sessionArb(), { seed: SEED, numRuns: 40 }).entries()) {
+    const v = compileSession(s, `oracle-${i}`);
+    const fs = FsModel.fromFiles(v.files);
+    for (const st of v.steps) {
+      if (st.op === "write") fs.write(st.path, st.content);
+      else if (st.op === "writeTool") fs.write(writeNameOf(st.path), st.content);
+      else if (st.op === "remove") fs.remove(st.path);
+      else if (st.op === "symlink") fs.symlink(st.path, st.target);
+      else if (st.op === "editTool") fs.edit(editToolArgs(st));
+      else if (st.op === "bash") {
+        const before = fs.clone();
+        fs.runBash(st.command);
+        if (readBash(st.command).kind !== "chain" || /big|huge/.test(st.command)) continue;
+        chains++;
+        assert.notEqual(bashShown(st.command, before, fs), undefined, st.command);
+      }
+    }
+  }
+  assert.ok(chains > 15, `${chains} chains`);
 });
 
 Deno.test("oracle commands: what pi's grep tool showed", () => {
@@ -1207,6 +1310,52 @@ Deno.test("oracle checker: a command that changes a file shows nothing of it", (
   assert.deepEqual(unsafeOf(session([...steps, [read(), unchanged(6)]])), [
     "2 unchanged:stale-line",
   ]);
+});
+
+Deno.test("oracle checker: a chain shows each view as the file was when it printed", () => {
+  const sed = "sed -i 's/^l2$/X/' a.txt";
+  // printed between a change and the copy back: the model last saw B, the file holds A again
+  for (
+    const steps of [
+      [[bash(`cp a.txt k.txt && ${sed} && cat a.txt && cp k.txt a.txt`), null]],
+      [[bash(`cp a.txt k.txt; ${sed}; cat -n a.txt; cp k.txt a.txt`), null]],
+      [[bash("cp a.txt k.txt"), null], [write(B), null], [
+        bash("cat a.txt && cp k.txt a.txt"),
+        null,
+      ]],
+    ] as [Record<string, unknown>, Out][][]
+  ) {
+    const head: [Record<string, unknown>, Out][] = [[read(), full(A)], ...steps];
+    const at = head.length;
+    const name = JSON.stringify(steps);
+    assert.deepEqual(unsafeOf(session([...head, [read(), unchanged(6)]])), [
+      `${at} unchanged:stale-line`,
+    ], name);
+    assert.deepEqual(
+      unsafeOf(session([...head, [read(), { mode: "diff", text: DIFF_BA }]])),
+      [],
+      name,
+    );
+    assert.deepEqual(unsafeOf(session([...head, [read(), full(A)]])), [], name);
+  }
+  // a view after every change shows the file as it is at the result
+  const after: [Record<string, unknown>, Out][] = [[read(), full(A)], [
+    bash(`${sed} && cat a.txt`),
+    null,
+  ]];
+  assert.deepEqual(unsafeOf(session([...after, [read(), unchanged(6)]])), []);
+  assert.deepEqual(unsafeOf(session([...after, [read(), { mode: "diff", text: DIFF_AB }]])), [
+    "2 diff:does-not-apply",
+  ]);
+  // a view before the change: what the model holds is out of date
+  const before: [Record<string, unknown>, Out][] = [[read(), full(A)], [
+    bash(`cat a.txt; ${sed}`),
+    null,
+  ]];
+  assert.deepEqual(unsafeOf(session([...before, [read(), unchanged(6)]])), [
+    "2 unchanged:stale-line",
+  ]);
+  assert.deepEqual(unsafeOf(session([...before, [read(), { mode: "diff", text: DIFF_AB }]])), []);
 });
 
 Deno.test("oracle checker: a command the oracle does not read, strictly", () => {
@@ -1468,9 +1617,18 @@ Deno.test("oracle generator: vectors are valid and deterministic", () => {
       /^rm /,
       /^true$/,
       / && cat /,
+      / && nl /,
       / \.\//,
+      // chains: a view then a change, a change then a view, with `;` too; the restore shapes
+      /^(cat|sed -n|head|tail|grep)[^;&]* (&&|;) (sed -i|printf|echo|cp)[^;&]*$/,
+      /^(sed -i|printf|echo|cp)[^;&]*; (cat|sed -n|head|tail|grep)[^;&]*$/,
+      /^cp (\S+) (\S+) && (sed -i|printf|echo|cp) [^;&]+ && cat [^;&]+ && cp \2 \1$/,
+      /^(cat|head|tail|sed -n)[^;&]* (&&|;) cp \S+ \S+$/,
+      /^cp (\S+) (\S+)$/,
     ]
   ) assert.ok(commands.some((c) => form.test(c)), `a command like ${form}`);
+  const chains = commands.filter((c) => readBash(c).kind === "chain");
+  assert.ok(chains.length > 20, `${chains.length} chains`);
   for (const p of [false, "deferred", undefined]) {
     assert.ok(tools.some((s) => s.persist === p), `a bash or grep call with persist ${p}`);
   }
@@ -1761,7 +1919,11 @@ Deno.test("oracle: the checked-in scenario vectors give no unsafe answer", async
 
 for (const bug of PLANTED_BUGS) {
   Deno.test(`oracle catches the planted bug ${bug.name}`, async () => {
-    const r = await runMutant(bug, { sessions: bug.sessions ?? 200, seed: SEED, stopAfter: 1 });
+    const r = await runMutant(bug, {
+      sessions: bug.sessions ?? 200,
+      seed: bug.seed ?? SEED,
+      stopAfter: 1,
+    });
     for (const port of bug.ports) {
       assert.ok(
         r.introduced.some((x) => x.port === port),

@@ -54,15 +54,18 @@
 //   result showed is read by commands.ts: PRECISELY for the commands it
 //   recognises (the lines a view printed, computed from the file model when
 //   it ran; what a search did not print; nothing for a command that changes
-//   files or shows none), else by the STRICTEST reading (every file whole, as
-//   it is when the command returns). A command the oracle does not recognise
-//   may also change or show any file at any point of its message: every
-//   name is unknown from the start of its turn (after the turn's writes and
-//   edits: they may have run before it), and the turn's results are folded
-//   in every order that call may take among them, the model holding only
-//   what all orders agree on (`foldContext`). A result the model reads
-//   before a later call of its turn (a deferred one that will return) counts
-//   for that call in call order; a result that never comes shows nothing.
+//   files or shows none; for a chain of those joined by `&&` or `;`, each
+//   part in the order it ran, a view's lines from the files as they were at
+//   that moment, the last one printed the newest), else by the STRICTEST
+//   reading (every file whole, as it is when the command returns). A command
+//   the oracle does not recognise may also change or show any file at any
+//   point of its message: every name is unknown from the start of its turn
+//   (after the turn's writes and edits: they may have run before it), and
+//   the turn's results are folded in every order that call may take among
+//   them, the model holding only what all orders agree on (`foldContext`).
+//   A result the model reads before a later call of its turn (a deferred one
+//   that will return) counts for that call in call order; a result that
+//   never comes shows nothing.
 // - Names: a view per name as typed and resolved against cwd (`a.txt`,
 //   `./a.txt`, `sub/../a.txt`, `@a.txt` are one name; a symlink is its own
 //   name, never its target's).
@@ -815,10 +818,12 @@ export function checkScenario(vector: Scenario, output: ScenarioOutput): CheckRe
       case "bash": {
         call(index);
         report.bash++;
+        const before = fs.clone();
         fs.runBash(step.command);
-        // what it showed: the precise reading (commands.ts), or the strictest one: every file
-        // whole, as it is now (SPEC §5.10)
-        const precise = bashShown(step.command, fs);
+        // what it showed: the precise reading (commands.ts; the parts of a chain in order, each
+        // view from the files as they were when it ran), or the strictest one: every file whole,
+        // as it is now (SPEC §5.10)
+        const precise = bashShown(step.command, before, fs);
         if (precise === undefined) report.toolsStrict++;
         toolResult(step, precise ?? strictView(fs), readBash(step.command).kind === "unknown");
         return;

@@ -21,7 +21,19 @@
 //     `cat P | head -N`, `grep -n W P` (W a plain word);
 //   read-only, printing no line of any file: `true`, `pwd`, `ls` and `wc` (flags, paths);
 //   changing the files they name, printing nothing of any file:
-//     `sed -i 's/X/Y/' P`, `printf '...' >> P`, `echo '...' > P`, `cp A B` (B), `rm P`.
+//     `sed -i 's/X/Y/' P`, `printf '...' >> P`, `echo '...' > P`, `cp A B` (B), `rm P`;
+//   a CHAIN of those joined by `&&` or `;` (split outside single quotes), e.g.
+//     `cat P && sed -i 's/X/Y/' P`, `sed -i 's/X/Y/' P; cat P`, `cat P && cp K P`,
+//     `cp P K && sed -i 's/X/Y/' P && cat P && cp K P`: read part by part, in the
+//     order the shell runs them (a `&&` part runs only when the part that ran
+//     last succeeded, a `;` part always: each part is run alone on the file
+//     model, and its real exit status decides), each change part changing the
+//     file model when it runs, each view part showing the lines it printed
+//     computed from the file model AT THAT MOMENT (not at the end), those
+//     lines becoming the model's newest view of them in the order printed (a
+//     later part's over an earlier one's). A chain with any part the oracle
+//     does not recognise, or whose output (all parts together) pi cut, gets
+//     the strictest reading.
 // pi's `grep` tool (a plain word as pattern, a file or a directory or the
 // cwd as path) is read precisely too, unless pi cut its output (more than 100
 // matches, 50 KB, a line over 500 characters): then the strictest reading.
@@ -64,6 +76,23 @@
 //   lines that still agree). Making its files unknown instead would call such
 //   answers unsafe. In the same message as other calls it shows nothing
 //   either, so nothing there depends on when it ran.
+// - A chain shows the model each view part's output in turn, each exactly
+//   what that command alone prints on the files as they were when it ran
+//   (the parts share no shell state: a part run alone does what it does in
+//   the chain; the oracle checks that the parts run one by one leave the
+//   files the whole command left, else the strictest reading). So each view
+//   part is granted exactly what it is granted as a command of its own, at
+//   its moment, and a later part's lines are newer than an earlier part's,
+//   as in the output; change parts show nothing, as alone. The view the
+//   oracle rebuilds for a line is thus the last text the output put in front
+//   of the model for it. A file printed between two changes (`cat P && cp K
+//   P` after another process changed P; `cp P K && sed -i ... P && cat P &&
+//   cp K P`) may hold, at the result, the text the model held before the
+//   call, but what the model saw last is what `cat` printed: an `unchanged`
+//   answer then contradicts the output. A view that runs after every change
+//   (`sed -i ... P && cat P`) shows the file as it is at the result. Within a
+//   message the chain runs where its step is (as the runners run it), like
+//   any recognised command.
 // - An output pi cut (over 2000 lines or 50 KB for bash; over 100 matches,
 //   50 KB or a line over 500 characters for grep) falls back to the
 //   strictest reading (what was kept is harder to pin down than to skip).
@@ -79,14 +108,28 @@ export type ShownShape =
   | { kind: "tail"; count: number }
   | { kind: "grep"; word: string };
 
-/** What the oracle makes of a shell command. */
-export type BashReading =
+/** What the oracle makes of one recognised command (a whole command, or a part of a chain). */
+export type PartReading =
   /** Read-only; prints lines of the file at `path` (as typed). */
   | { kind: "view"; path: string; shape: ShownShape }
   /** Read-only; prints no line of any file (`true`, `ls`, `wc`). */
   | { kind: "quiet" }
   /** Changes the files at `paths` (as typed), prints nothing of any file (shows nothing). */
-  | { kind: "change"; paths: string[] }
+  | { kind: "change"; paths: string[] };
+
+/** One part of a chain: its text, its reading, and how it joins the part before it. */
+export interface ChainPart {
+  command: string;
+  reading: PartReading;
+  /** `&&`: runs only when the part that ran last succeeded; `;` (and the first part): always. */
+  join: "&&" | ";";
+}
+
+/** What the oracle makes of a shell command. */
+export type BashReading =
+  | PartReading
+  /** Recognised commands joined by `&&` or `;`, run in order (see the module comment). */
+  | { kind: "chain"; parts: ChainPart[] }
   /** Anything else: the strictest reading. */
   | { kind: "unknown" };
 
@@ -124,13 +167,61 @@ const WORD = /^[A-Za-z0-9_]+$/;
 const isPath = (p: string | undefined): p is string =>
   p !== undefined && PATH.test(p) && !p.startsWith("-") && !p.split("/").includes("..");
 
+/**
+ * A command split at `&&` and `;` outside single quotes, each part trimmed,
+ * with how it joins the part before; `undefined` when a part is empty (`a;`,
+ * `&& a`) or a quote is not closed. Any other operator stays in its part
+ * (and makes that part unknown to {@linkcode readBash}).
+ */
+function splitChain(command: string): { command: string; join: "&&" | ";" }[] | undefined {
+  const out: { command: string; join: "&&" | ";" }[] = [];
+  let join: "&&" | ";" = ";";
+  let start = 0;
+  const cut = (end: number, next: "&&" | ";") => {
+    out.push({ command: command.slice(start, end).trim(), join });
+    join = next;
+  };
+  for (let i = 0; i < command.length; i++) {
+    const c = command[i];
+    if (c === "'") {
+      const end = command.indexOf("'", i + 1);
+      if (end === -1) return undefined;
+      i = end;
+    } else if (c === ";") {
+      cut(i, ";");
+      start = i + 1;
+    } else if (c === "&" && command[i + 1] === "&") {
+      cut(i, "&&");
+      start = i + 2;
+      i++;
+    }
+  }
+  cut(command.length, ";");
+  return out.every((p) => p.command !== "") ? out : undefined;
+}
+
 /** The oracle's reading of a shell command (see the module comment). */
 export function readBash(command: string): BashReading {
+  const split = splitChain(command);
+  if (split === undefined) return { kind: "unknown" };
+  if (split.length === 1) return readPart(command);
+  const parts: ChainPart[] = [];
+  for (const p of split) {
+    const reading = readPart(p.command);
+    if (reading.kind === "unknown") return { kind: "unknown" };
+    parts.push({ command: p.command, reading, join: p.join });
+  }
+  return { kind: "chain", parts };
+}
+
+/** The reading of one command without `&&` or `;`. */
+function readPart(command: string): PartReading | { kind: "unknown" } {
+  type R = PartReading | { kind: "unknown" };
   const w = words(command);
   if (w === undefined || w.length === 0) return { kind: "unknown" };
-  const view = (path: string | undefined, shape: ShownShape): BashReading =>
+  const view = (path: string | undefined, shape: ShownShape): R =>
     isPath(path) ? { kind: "view", path, shape } : { kind: "unknown" };
-  const change = (path: string | undefined): BashReading =>
+  const change = (path: string | undefined): R =>
     isPath(path) ? { kind: "change", paths: [path] } : { kind: "unknown" };
   const [name, ...args] = w;
   if (w.includes("|")) {
@@ -199,12 +290,14 @@ export function readBash(command: string): BashReading {
 
 /** Whether a command only reads files, by the oracle's reading. */
 export function readOnly(r: BashReading): boolean {
+  if (r.kind === "chain") return r.parts.every((p) => readOnly(p.reading));
   return r.kind === "view" || r.kind === "quiet";
 }
 
 /** The names a command names (its paths, resolved like the model's names; links not followed). */
 export function namedIn(command: string): string[] {
   const r = readBash(command);
+  if (r.kind === "chain") return r.parts.flatMap((p) => namedIn(p.command));
   if (r.kind === "view") return [nameOf(r.path)];
   if (r.kind === "change") {
     const w = words(command) ?? [];
@@ -275,23 +368,80 @@ function cutByPi(output: string): boolean {
 /**
  * What a `bash` step showed, by the precise reading when the oracle
  * recognises the command and pi kept its output whole; `undefined` for the
- * strictest reading. `fs` is the file model when the command returned.
+ * strictest reading. `fs` is the file model when the command started (for
+ * a command that is not a chain, views change nothing and a changing
+ * command shows nothing: the model when it returned does as well). `after`,
+ * the file model when the command returned, is checked against the chain's
+ * parts run one by one (a difference: the strictest reading).
  */
-export function bashShown(command: string, fs: FsModel): NameEffects[] | undefined {
+export function bashShown(
+  command: string,
+  fs: FsModel,
+  after?: FsModel,
+): NameEffects[] | undefined {
   const r = readBash(command);
   if (r.kind === "unknown") return undefined;
   if (r.kind === "quiet") return [];
   if (r.kind === "change") return []; // it printed nothing: the model's views stay as they were
+  if (r.kind === "chain") return chainShown(r.parts, fs, after);
+  const v = viewShown(r, fs);
+  if (v.output !== undefined && cutByPi(v.output)) return undefined;
+  return [v.shown];
+}
+
+/**
+ * What a chain showed (see the module comment): its parts run one by one on
+ * a copy of the file model, in the order the shell runs them (a `&&` part
+ * only after a part that succeeded, by the exit status of the real command
+ * on the model's files), each view's lines taken from the files as they are
+ * when it runs; `undefined` (the strictest reading) when pi cut the output of
+ * all parts together, or the parts run one by one did not leave what the
+ * whole command left.
+ */
+function chainShown(
+  parts: ChainPart[],
+  before: FsModel,
+  after: FsModel | undefined,
+): NameEffects[] | undefined {
+  const fs = before.clone();
+  const out: NameEffects[] = [];
+  let output = "";
+  let status = 0;
+  for (const part of parts) {
+    if (part.join === "&&" && status !== 0) continue; // skipped: the status stays the failed one
+    if (part.reading.kind === "view") {
+      const v = viewShown(part.reading, fs);
+      out.push(v.shown);
+      output += v.output ?? "";
+    }
+    status = fs.run(part.command);
+  }
+  if (after !== undefined && !fs.sameAs(after)) return undefined;
+  if (cutByPi(output)) return undefined;
+  return out;
+}
+
+/**
+ * What one view command printed of its file, as it is in `fs`: the effects,
+ * and the output (`undefined` for an error, nothing of the file printed, and
+ * for a file that is not text, which no line of shows).
+ */
+function viewShown(
+  r: { path: string; shape: ShownShape },
+  fs: FsModel,
+): { shown: NameEffects; output?: string } {
   const name = nameOf(r.path);
   const bytes = fs.read(name);
-  if (bytes === undefined) return [unknown(name)]; // an error: the model learns it is gone
+  if (bytes === undefined) return { shown: unknown(name) }; // an error: the model learns it is gone
   const t = fs.text(name)!;
   if (!t.utf8) {
     // the output is not text the model can hold; like a plain read of it, no line is known
-    return [{
-      name,
-      effects: [{ kind: "shown", start: 1, lines: t.lines.map(() => null), eof: true }],
-    }];
+    return {
+      shown: {
+        name,
+        effects: [{ kind: "shown", start: 1, lines: t.lines.map(() => null), eof: true }],
+      },
+    };
   }
   const real = realLines(t.text);
   const eol = t.text.endsWith("\n");
@@ -336,8 +486,7 @@ export function bashShown(command: string, fs: FsModel): NameEffects[] | undefin
       break;
     }
   }
-  if (cutByPi(output)) return undefined;
-  return [{ name, effects }];
+  return { shown: { name, effects }, output };
 }
 
 function unknown(name: string): NameEffects {

@@ -220,7 +220,14 @@ export function nameOf(typed: string): string {
  * sanitising, shrinking and checking a session run the same commands on the
  * same files again and again (a real run each time would dominate the time).
  */
-const BASH_MEMO = new Map<string, { nodes: [string, FsNode][]; dirs: string[] }>();
+const BASH_MEMO = new Map<string, BashOutcome>();
+
+/** What a command run by `bash -c` left in the directory, and its exit status. */
+interface BashOutcome {
+  nodes: [string, FsNode][];
+  dirs: string[];
+  status: number;
+}
 
 /**
  * The commands the generator makes that only read: `cat`, `cat -n`, `sed -n`,
@@ -346,6 +353,16 @@ export class FsModel {
   runBash(command: string): void {
     // a view (and `true`) changes nothing: no need to run it (a test holds this to a real run)
     if (READ_ONLY_COMMAND.test(command)) return;
+    this.run(command);
+  }
+
+  /**
+   * Like {@linkcode FsModel.runBash}, but always runs the command (a view
+   * too), and returns its exit status: how the oracle steps through the
+   * parts of a chain (`A && B; C`), each part alone, in the order the shell
+   * runs them.
+   */
+  run(command: string): number {
     const key = `${command}\0${this.#stateKey()}`;
     let out = BASH_MEMO.get(key);
     if (out === undefined) {
@@ -358,6 +375,20 @@ export class FsModel {
     }
     for (const [name, node] of out.nodes) this.nodes.set(name, node);
     for (const d of out.dirs) this.dirs.add(d);
+    return out.status;
+  }
+
+  /** Whether `other` holds the same names, nodes and directories inside the directory. */
+  sameAs(other: FsModel): boolean {
+    return this.#stateKey() === other.#stateKey();
+  }
+
+  /** Makes this model hold what `other` holds (a copy taken with {@linkcode FsModel.clone}). */
+  assign(other: FsModel): void {
+    this.nodes.clear();
+    this.dirs.clear();
+    for (const [k, v] of other.nodes) this.nodes.set(k, v);
+    for (const d of other.dirs) this.dirs.add(d);
   }
 
   /** What the model holds inside the directory, as a key (a hash of every name, node and directory). */
@@ -387,7 +418,7 @@ export class FsModel {
     return `${(h1 >>> 0).toString(36)}.${(h2 >>> 0).toString(36)}`;
   }
 
-  #runBash(command: string): { nodes: [string, FsNode][]; dirs: string[] } {
+  #runBash(command: string): BashOutcome {
     const dir = mkdtempSync(join(tmpdir(), "readcache-oracle-bash-"));
     try {
       // every directory the runners' cwd has (removing a file keeps its directory)
@@ -401,7 +432,11 @@ export class FsModel {
         if (n.kind === "file") writeFileSync(p, n.bytes);
         else symlinkSync(n.target, p);
       }
-      spawnSync("bash", ["-c", command], { cwd: dir, timeout: 10_000, stdio: "ignore" });
+      const run = spawnSync("bash", ["-c", command], {
+        cwd: dir,
+        timeout: 10_000,
+        stdio: "ignore",
+      });
       const nodes: [string, FsNode][] = [];
       const dirs: string[] = [];
       for (const e of readdirSync(dir, { recursive: true, withFileTypes: true })) {
@@ -411,7 +446,7 @@ export class FsModel {
         else if (e.isFile()) nodes.push([name, { kind: "file", bytes: readFileSync(p) }]);
         else if (e.isDirectory()) dirs.push(name);
       }
-      return { nodes, dirs };
+      return { nodes, dirs, status: run.status ?? 128 };
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -13,7 +13,10 @@
 // files, typed as the shell takes them (views: `cat`, `cat -n`, `sed -n`,
 // `head`, `tail`, `cat | head`, `grep -n` with a word present or absent;
 // changes: `sed -i` on a line a read showed or on one none did, `>>`, `>`,
-// `cp`, `rm`; `true`; and one the oracle reads the strictest way), run on the
+// `cp`, `rm`; `true`; chains of views and changes joined by `&&` or `;`, in
+// either order, some printing the file between a keep copy `cp P K` (taken
+// in the same command or by an earlier one) and the copy back `cp K P`;
+// and one the oracle reads the strictest way), run on the
 // file model; a `grep` call searches a word of the file or of none, in the
 // cwd, the file or its directory; patterns put them between a read, a change
 // by someone else, its revert and the read again, or in one message with a
@@ -192,8 +195,11 @@ export interface AEditCall {
 
 /**
  * The shell commands a `bash` step runs (see {@linkcode Compiler.bash}):
- * views of a file, commands that change one, `true`, and one the oracle
- * reads the strictest way.
+ * views of a file, commands that change one, `true`, chains of views and
+ * changes joined by `&&` or `;` (a view V of the file, a change C of it, a
+ * keep copy `cp P K` and the restore `cp K P`; see
+ * {@linkcode Compiler.chainCommand}), a lone keep copy, and one the oracle
+ * reads the strictest way (`sed -i && nl`).
  */
 export const BASH_FORMS = [
   "cat",
@@ -210,7 +216,44 @@ export const BASH_FORMS = [
   "rm",
   "true",
   "sed -i && cat",
+  // chains (14-19)
+  "V && C",
+  "C && V",
+  "V && C && V",
+  "keep && C && V && restore",
+  "V && restore",
+  "C && V && restore",
+  // the strictest reading (20), a keep copy alone (21)
+  "sed -i && nl",
+  "keep",
 ] as const;
+
+/** The chains of {@linkcode BASH_FORMS}, as parts: `V` a view, `C` a change, `K` keep, `R` restore. */
+const CHAIN_PLANS: Partial<Record<typeof BASH_FORMS[number], string>> = {
+  "V && C": "VC",
+  "C && V": "CV",
+  "V && C && V": "VCV",
+  "keep && C && V && restore": "KCVR",
+  "V && restore": "VR",
+  "C && V && restore": "CVR",
+};
+
+/** The views a chain prints with (`ABash.v`; `cat` most, as it shows what a change did). */
+const CHAIN_VIEWS = [
+  "cat",
+  "cat",
+  "cat",
+  "cat",
+  "cat -n",
+  "sed -n",
+  "head",
+  "tail",
+  "cat | head",
+  "grep -n",
+] as const;
+
+/** The changes a chain makes (`ABash.c`; `sed -i` most). */
+const CHAIN_CHANGES = ["sed -i", "sed -i", "sed -i", "printf >>", "cp", "echo >"] as const;
 
 /** One call of pi's `bash` tool (`f` picks a name like a read's; `g` the source of `cp`). */
 export interface ABash {
@@ -226,6 +269,12 @@ export interface ABash {
   w: number;
   /** `sed -i` on a line a read showed (else on one none did); `grep -n` for a word in the file. */
   held: boolean;
+  /** A chain's view (index into {@linkcode CHAIN_VIEWS}). */
+  v?: number;
+  /** A chain's change (index into {@linkcode CHAIN_CHANGES}). */
+  c?: number;
+  /** How a chain's parts join: 0-2 all `&&`, 3 all `;`, 4 `&&` then `;`, 5 `;` then `&&`. */
+  join?: number;
   persist: boolean;
   /** Its result comes with the next call of its turn that returns at once (`persist: "deferred"`). */
   deferred?: boolean;
@@ -446,7 +495,7 @@ const editCallArb = (persist: fc.Arbitrary<boolean>): fc.Arbitrary<AEditCall> =>
     persist,
   });
 
-/** Mostly views, then changes; the strictest-reading command now and then. */
+/** Mostly views, then changes, then chains; the strictest-reading command now and then. */
 const bashCmd = fc.oneof(
   { weight: 24, arbitrary: fc.integer({ min: 0, max: 6 }) },
   { weight: 6, arbitrary: fc.constant(7) },
@@ -454,6 +503,9 @@ const bashCmd = fc.oneof(
   { weight: 1, arbitrary: fc.constant(11) },
   { weight: 2, arbitrary: fc.constant(12) },
   { weight: 2, arbitrary: fc.constant(13) },
+  { weight: 6, arbitrary: fc.integer({ min: 14, max: 19 }) },
+  { weight: 2, arbitrary: fc.constant(20) },
+  { weight: 1, arbitrary: fc.constant(21) },
 );
 
 const bashArb = (persist: fc.Arbitrary<boolean>): fc.Arbitrary<ABash> =>
@@ -466,6 +518,9 @@ const bashArb = (persist: fc.Arbitrary<boolean>): fc.Arbitrary<ABash> =>
     len: fc.integer({ min: 1, max: 12 }),
     w: word,
     held: fc.nat({ max: 3 }).map((n) => n !== 0),
+    v: fc.nat({ max: CHAIN_VIEWS.length - 1 }),
+    c: fc.nat({ max: CHAIN_CHANGES.length - 1 }),
+    join: fc.nat({ max: 5 }),
     persist,
     noRecord: fc.nat({ max: 11 }).map((n) => n === 0),
   });
@@ -897,7 +952,7 @@ function editPattern(
 }
 
 /** The tool patterns (see {@linkcode toolPattern}). */
-const TOOL_PATTERN_COUNT = 9;
+const TOOL_PATTERN_COUNT = 12;
 
 /** A shell command that shows a file (a view form of {@linkcode BASH_FORMS}). */
 const viewBashArb = bashArb(fc.constant(true)).chain((b) =>
@@ -1058,7 +1113,7 @@ function toolPattern(
       const cmd: AStep = {
         t: "bash",
         ...chg,
-        cmd: 13,
+        cmd: 20,
         f,
         a,
         w,
@@ -1076,6 +1131,38 @@ function toolPattern(
         rd(f, win),
       ];
     }
+    case 9: // printed while changing (SPEC §5.10): a keep copy, a change, a view, the copy back
+      return [
+        rd(f, n < 2 ? full : win),
+        ...(n === 1 ? [change(f, a, w)] : []),
+        { t: "bash", ...chg, cmd: 17, f, g: n === 3 ? g : 300, a, w, held: n !== 2 },
+        rd(f, n < 2 ? full : again),
+        rd(f, full),
+        rd(f, win),
+      ];
+    case 10: { // the keep copy taken before, another process changes the file, a view, copy back
+      const k = n % 2 === 0 ? 300 : g;
+      return [
+        rd(f, n < 2 ? full : win),
+        { t: "bash", ...chg, cmd: 21, f, g: k, persist: true },
+        change(f, a, w),
+        ...(n === 3 ? [rd(f, again)] : []),
+        { t: "bash", ...chg, cmd: n < 2 ? 18 : 19, f, g: k, a, w, held: true },
+        rd(f, n < 2 ? full : again),
+        rd(f, full),
+        rd(f, win),
+      ];
+    }
+    case 11: // a view and a change of the file in one command, in either order; put back outside
+      return [
+        rd(f, n < 2 ? full : win),
+        { t: "bash", ...chg, cmd: 14 + (n % 3), f, a, w, held: true },
+        rd(f, n < 2 ? full : again),
+        rd(f, full),
+        revert(f),
+        rd(f, full),
+        rd(f, win),
+      ];
     default: // a view after an own edit, the edit undone outside
       return [
         rd(f, full),
@@ -1744,6 +1831,85 @@ class Compiler {
   bash(b: ABash): void {
     const form = BASH_FORMS[b.cmd % BASH_FORMS.length];
     const name = this.pickName(b.f);
+    const command = CHAIN_PLANS[form] !== undefined
+      ? this.chainCommand(CHAIN_PLANS[form]!, name, b)
+      : this.commandOf(form, name, b);
+    const step: ScenarioStep & { op: "bash" } = { op: "bash", command };
+    if (b.deferred && this.inFlight) step.persist = "deferred";
+    else if (!b.persist && this.inFlight) step.persist = false;
+    if (b.noRecord) step.record = false;
+    this.steps.push(step);
+    this.fs.runBash(command);
+    for (const n of [...this.regular, ...NEW_NAMES]) {
+      const node = this.fs.nodes.get(n);
+      if (node?.kind === "file") this.remember(n, node.bytes);
+    }
+  }
+
+  /**
+   * Where a chain (or a lone keep copy) keeps the file: the name `g` picks
+   * (100+k: the k-th file the session started with, so that a keep copy and
+   * the copy back later pick the same one), else (when that is the file
+   * itself, or leads to it) the first regular file or new name that does not.
+   */
+  keepName(name: string, g: number): string {
+    const real = this.fs.realName(name);
+    const other = (n: string) => n !== name && this.fs.realName(n) !== real;
+    const k = g >= 100 && g < 200
+      ? this.pick([...this.original.keys()], g % 100)
+      : this.pickName(g);
+    return other(k) ? k : [...this.regular, ...NEW_NAMES].find(other) ?? NEW_NAMES[0];
+  }
+
+  /**
+   * A chain of `plan` (`V` a view of the file, `C` a change of it, `K` its
+   * keep copy `cp P K`, `R` the restore `cp K P`), the parts joined as
+   * `b.join` says. Each part is computed from the files as they are when it
+   * runs (the parts before it run on the file model, a `&&` part only after
+   * one that succeeded), then the model is put back: the caller runs the
+   * whole command.
+   */
+  chainCommand(plan: string, name: string, b: ABash): string {
+    const p = shellPath(name, b.form);
+    const keep = shellPath(this.keepName(name, b.g), b.form);
+    const view = CHAIN_VIEWS[(b.v ?? 0) % CHAIN_VIEWS.length];
+    const change = CHAIN_CHANGES[(b.c ?? 0) % CHAIN_CHANGES.length];
+    // `cp G P`: G another regular file than the file and its keep copy (else `sed -i`)
+    const others = this.regular.filter((n) =>
+      this.fs.realName(n) !== this.fs.realName(name) && shellPath(n, b.form) !== keep
+    );
+    const part = (k: string): string => {
+      switch (k) {
+        case "V":
+          return this.commandOf(view, name, b);
+        case "K":
+          return `cp ${p} ${keep}`;
+        case "R":
+          return `cp ${keep} ${p}`;
+        default:
+          return change === "cp" && others.length > 0
+            ? `cp ${shellPath(this.pick(others, b.w), b.form)} ${p}`
+            : this.commandOf(change === "cp" ? "sed -i" : change, name, b);
+      }
+    };
+    const j = b.join ?? 0;
+    const joinAt = (i: number): "&&" | ";" =>
+      j < 3 ? "&&" : j === 3 ? ";" : (i === 1) === (j === 4) ? "&&" : ";";
+    const saved = this.fs.clone();
+    let command = "";
+    let status = 0;
+    [...plan].forEach((k, i) => {
+      const cmd = part(k);
+      const join = i === 0 ? ";" : joinAt(i);
+      command += i === 0 ? cmd : join === ";" ? `; ${cmd}` : ` && ${cmd}`;
+      if (join === ";" || status === 0) status = this.fs.run(cmd);
+    });
+    this.fs.assign(saved);
+    return command;
+  }
+
+  /** The command of one form of {@linkcode BASH_FORMS} but a chain, on `name` as it is now. */
+  commandOf(form: typeof BASH_FORMS[number], name: string, b: ABash): string {
     const path = (n: string) => shellPath(n, b.form);
     const p = path(name);
     const lines = this.toolLines(name);
@@ -1797,19 +1963,16 @@ class Compiler {
       case "true":
         command = "true";
         break;
+      case "sed -i && nl":
+        command = `${this.sedCommand(name, p, b)} && nl ${p}`;
+        break;
+      case "keep":
+        command = `cp ${p} ${path(this.keepName(name, b.g))}`;
+        break;
       default:
         command = `${this.sedCommand(name, p, b)} && cat ${p}`;
     }
-    const step: ScenarioStep & { op: "bash" } = { op: "bash", command };
-    if (b.deferred && this.inFlight) step.persist = "deferred";
-    else if (!b.persist && this.inFlight) step.persist = false;
-    if (b.noRecord) step.record = false;
-    this.steps.push(step);
-    this.fs.runBash(command);
-    for (const n of [...this.regular, ...NEW_NAMES]) {
-      const node = this.fs.nodes.get(n);
-      if (node?.kind === "file") this.remember(n, node.bytes);
-    }
+    return command;
   }
 
   /** A call of pi's `grep` tool: a word of the file or of no file, in the cwd, the file or its directory. */

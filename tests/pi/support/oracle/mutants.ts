@@ -32,6 +32,8 @@ export type PlantedBug =
     ports: PortName[];
     /** Sessions the test runs before it must have caught the bug (default 200). */
     sessions?: number;
+    /** The seed the test samples its sessions from (default the test's own). */
+    seed?: number;
   }
   & (TextEdit | { edits: TextEdit[] });
 
@@ -146,11 +148,13 @@ export const PLANTED_BUGS: PlantedBug[] = [
   },
   // SPEC §5.9: only pi's exact match makes a belief; a normalised match rewrote the whole file
   // (since several edits of one message are generated, the first session of the test's seed it
-  // shows in is session 391)
+  // showed in was session 391; since chains of bash steps are generated too, session 1049: so
+  // the test samples from seed 20251125, which shows it in session 99 on both ports)
   {
     name: "belief-without-exact-match",
     ports: ["reference", "pi"],
-    sessions: 450,
+    sessions: 200,
+    seed: 20_251_125,
     file: "src/core/edit.ts",
     find: `  if ("error" in m || m.fuzzy) return undefined;\n`,
     replace: `  if ("error" in m) return undefined;\n`,
@@ -220,6 +224,20 @@ export const PLANTED_BUGS: PlantedBug[] = [
     file: "src/core/shell_view.ts",
     find: `        ? [{ start: shape.start, end: shape.end > total ? TO_END : last }]\n`,
     replace: `        ? [{ start: 1, end: TO_END }]\n`,
+  },
+  // SPEC §5.10 (printed while changing): a file a command printed between two of its changes is
+  // unknown at its result when the call touched it; with the rule off, a file put back before the
+  // result (`cat P && cp K P` after another process changed P; `cp P K && sed -i ... P && cat P &&
+  // cp K P`) agrees with the view before the call and is answered `unchanged`, though what the
+  // model saw last is what `cat` printed
+  {
+    name: "printed-while-changing-ignored",
+    ports: ["reference", "pi", "opencode"],
+    file: "src/shell/tool_result.ts",
+    find:
+      `    if (printed(id) && (call.snapshot === undefined || await touchedSince(call.snapshot, id))) {`,
+    replace:
+      `    if (false && printed(id) && (call.snapshot === undefined || await touchedSince(call.snapshot, id))) {`,
   },
   // the OpenCode plugin's partial answer (SPEC §11.8) names the line before each held stretch as
   // held too: a line the model lacks, or holds otherwise, is claimed unchanged
