@@ -335,9 +335,8 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     name: "edit-place-in-normalised-lines",
     rule: "SPEC §5.9: where an edit could start is a line of the model's view, not of pi's text",
     file: "src/core/edit.ts",
-    find: '    const lineAt = (pos: number) => of[text.slice(0, pos).split("\\n").length - 1];',
-    replace:
-      '    const lineAt = (pos: number) => first + text.slice(0, pos).split("\\n").length - 1;',
+    find: "      return of[lo];\n",
+    replace: "      return first + lo;\n",
   },
   {
     name: "edit-unknown-lines-cannot-hold-text",
