@@ -557,8 +557,7 @@ export async function runScenario(
             output: runGrepStep(step.pattern, step.path, cwd),
           };
         // when the result comes back (pi's tool_result): what differs from the model's view,
-        // and what the output showed
-        session.knowledge.sync(branch());
+        // and what the output showed (the branch is as the call found it: synced above)
         const callId = `call-${index}`;
         const meta = await toolResultMeta(
           session.knowledge,

@@ -23,6 +23,7 @@
  */
 import { lstat, realpath } from "node:fs/promises";
 import { dirname } from "node:path";
+import { isAtOrUnder } from "./read_service.ts";
 
 /**
  * How close to the snapshot (milliseconds) a change time with sub-second
@@ -99,13 +100,12 @@ async function stampOf(
  */
 async function pathsOf(id: string, root: string): Promise<Map<string, boolean>> {
   const out = new Map<string, boolean>();
-  const under = (d: string) => d === root || d.startsWith(root.endsWith("/") ? root : `${root}/`);
   const chain = (p: string) => {
     out.set(p, true);
     out.set(dirname(p), true);
     for (let d = dirname(p); dirname(d) !== d; d = dirname(d)) {
       const up = dirname(d);
-      if (!out.has(up)) out.set(up, under(up));
+      if (!out.has(up)) out.set(up, isAtOrUnder(up, root));
     }
   };
   chain(id);

@@ -238,8 +238,22 @@ export async function readRegularFile(
 
 /** True when `pathKey` lies inside the project directory `cwd` (both canonical). */
 export function isInsideProject(pathKey: string, cwd: string): boolean {
-  const root = realpathOrUndefined(cwd) ?? cwd;
-  return pathKey === root || pathKey.startsWith(root.endsWith(sep) ? root : root + sep);
+  return isAtOrUnder(pathKey, realpathOrUndefined(cwd) ?? cwd);
+}
+
+/**
+ * True when `path` is `dir` or a path under it (absolute paths, compared as
+ * text: nothing is resolved).
+ *
+ * @example
+ * ```ts
+ * import { isAtOrUnder } from "@readcache/core/service";
+ * isAtOrUnder("/w/src/a.ts", "/w"); // true
+ * isAtOrUnder("/wx/a.ts", "/w"); // false
+ * ```
+ */
+export function isAtOrUnder(path: string, dir: string): boolean {
+  return path === dir || path.startsWith(dir.endsWith(sep) ? dir : dir + sep);
 }
 
 /**

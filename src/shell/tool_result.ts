@@ -32,6 +32,7 @@ import { type LineView, newestViewsOf, TO_END, viewsShowContent } from "../core/
 import { lstat, realpath, stat } from "node:fs/promises";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import {
+  isAtOrUnder,
   isInsideProject,
   pathKeyOnDisk,
   readRegularFile,
@@ -251,8 +252,7 @@ async function printedWhileChangingOf(
     prefixes.add(name);
     prefixes.add(await realpath(name).catch(() => name));
   }
-  return (id) =>
-    [...prefixes].some((p) => id === p || id.startsWith(p.endsWith("/") ? p : `${p}/`));
+  return (id) => [...prefixes].some((p) => isAtOrUnder(id, p));
 }
 
 /** Where contents of a file are looked up and kept (SPEC §13.2); the first is where new go. */
@@ -285,10 +285,27 @@ async function shownBy(
   if (rows.length === 0) return [];
   const searched = resolve(deps.cwd, out.path ?? ".");
   const searchedFile = (await stat(searched).catch(() => undefined))?.isFile() === true;
+  return await rowsOfFilesShown(
+    rows.map((r) => ({
+      ...r,
+      name: searchedFile ? searched : isAbsolute(r.path) ? r.path : resolve(searched, r.path),
+    })),
+    deps,
+    cfg,
+  );
+}
+
+/** Numbered rows of files (`N` and its text, per file name), each checked against its file. */
+async function rowsOfFilesShown(
+  rows: readonly { name: string; line: number; text: string }[],
+  deps: ReadServiceDeps,
+  cfg: DecisionConfig,
+): Promise<ToolShownV1[]> {
   const byFile = new Map<string, { line: number; text: string }[]>();
   for (const r of rows) {
-    const name = searchedFile ? searched : isAbsolute(r.path) ? r.path : resolve(searched, r.path);
-    byFile.set(name, [...(byFile.get(name) ?? []), r]);
+    const of = byFile.get(r.name);
+    if (of === undefined) byFile.set(r.name, [r]);
+    else of.push(r);
   }
   const shown: ToolShownV1[] = [];
   for (const [name, fileRows] of byFile) {
@@ -309,20 +326,11 @@ async function rowsShown(
   // one path searched without -H: bare `N:text` rows when it is a file
   const bareFile = search.bare &&
     (await stat(searched[0]).catch(() => undefined))?.isFile() === true;
-  const byFile = new Map<string, { line: number; text: string }[]>();
-  for (const r of searchRows(output, bareFile)) {
-    const name = bareFile ? searched[0] : resolve(base, r.path);
+  const rows = searchRows(output, bareFile)
+    .map((r) => ({ ...r, name: bareFile ? searched[0] : resolve(base, r.path) }))
     // a row names a file under a path searched, or it is not the search's
-    if (!searched.some((p) => name === p || name.startsWith(p.endsWith("/") ? p : `${p}/`))) {
-      continue;
-    }
-    byFile.set(name, [...(byFile.get(name) ?? []), r]);
-  }
-  const shown: ToolShownV1[] = [];
-  for (const [name, rows] of byFile) {
-    shown.push(...await shownOf(name, (text) => grepShownLines(rows, text), deps, cfg));
-  }
-  return shown;
+    .filter((r) => searched.some((p) => isAtOrUnder(r.name, p)));
+  return await rowsOfFilesShown(rows, deps, cfg);
 }
 
 /**
@@ -377,12 +385,9 @@ async function gitDiffShown(
     if (await lstat(join(d, ".git")).then(() => true, () => false)) top = d;
     else if (dirname(d) === d) return [];
   }
-  const shown: ToolShownV1[] = [];
-  for (const f of gitDiffNewSide(output)) {
-    const name = resolve(top, f.path);
-    shown.push(...await shownOf(name, (text) => grepShownLines(f.rows, text), deps, cfg));
-  }
-  return shown;
+  const rows = gitDiffNewSide(output)
+    .flatMap((f) => f.rows.map((r) => ({ ...r, name: resolve(top, f.path) })));
+  return await rowsOfFilesShown(rows, deps, cfg);
 }
 
 /** The stretches `linesOf` finds in the file `name` as it is now, as records; its content kept. */
