@@ -76,6 +76,22 @@ async function killers(dir: string, all: boolean): Promise<string[]> {
   return out;
 }
 
+Deno.test("every planted mutant's text occurs exactly once where it is planted", async () => {
+  // checked for all mutants up front, so a refactor that moves a line fails here in a second
+  const missing: string[] = [];
+  for (const m of VECTOR_MUTANTS) {
+    const edits = "edits" in m ? m.edits : [{ file: m.file, find: m.find, replace: m.replace }];
+    for (const e of edits) {
+      const text = await readFile(join(repo, e.file), "utf8");
+      const at = text.indexOf(e.find);
+      if (at === -1 || text.indexOf(e.find, at + 1) !== -1) {
+        missing.push(`${m.name}: ${at === -1 ? "not found" : "found twice"} in ${e.file}`);
+      }
+    }
+  }
+  assert.deepEqual(missing, [], "mutants whose text moved: update tests/support/vector_mutants.ts");
+});
+
 Deno.test("every planted mutant of the reference is killed by a vector", async () => {
   const survivors: string[] = [];
   const table: string[] = [];

@@ -1001,8 +1001,8 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     rule: "SPEC §5.10: pi's grep of one file prints the file's name, which names that file",
     file: "src/shell/tool_result.ts",
     find:
-      "    const name = searchedFile ? searched : isAbsolute(r.path) ? r.path : resolve(searched, r.path);",
-    replace: "    const name = isAbsolute(r.path) ? r.path : resolve(deps.cwd, r.path);",
+      "      name: searchedFile ? searched : isAbsolute(r.path) ? r.path : resolve(searched, r.path),",
+    replace: "      name: isAbsolute(r.path) ? r.path : resolve(deps.cwd, r.path),",
   },
   {
     name: "read-only-commands-opaque",
