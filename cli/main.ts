@@ -270,7 +270,8 @@ ${FOOTER}`,
   program.command("savings")
     .description(
       "Over many pi session files: reads, bytes pi sent, bytes readcache sent or would have sent " +
-        "(sessions without readcache are replayed through the read decision), repeats by file.",
+        "(sessions without readcache: an estimate, replayed through pi and the extension as " +
+        "deno task bench:real does), repeats by file.",
     )
     .argument(
       "[paths...]",
@@ -286,9 +287,18 @@ ${FOOTER}`,
     .option("--top <n>", "how many files to list", parseCount, 10)
     .option("--html <file>", "also write a self-contained HTML page with a chart")
     .option("--json", "print JSON")
+    .option(
+      "--no-replay",
+      "estimate sessions without readcache from their own read results only (no pi needed; " +
+        "faster, a lower figure)",
+    )
     .addHelpText(
       "after",
       `
+The replay of pi sessions without readcache needs pi: it runs in a child process with the pi
+suite's config, and its first run fetches pi from npm. Reads it cannot judge are counted apart,
+with the reason, and left out of both sides.
+
 Exits 1 when no session file is found, or when a file or directory found in a directory cannot
 be read (each is printed with its fix; the others are counted); 2 when a file or directory named
 on the command line is missing or cannot be read, or a file named on it is neither a pi session
@@ -312,6 +322,7 @@ ${FOOTER}`,
         json: o.json === true,
         opencode: o.opencode === true,
         cwd: o.cwd as string | undefined,
+        replay: o.replay !== false,
       });
     });
 

@@ -69,6 +69,12 @@ import {
   SessionFileError,
 } from "./support/sessions.ts";
 import { shellQuote } from "./support/store_scan.ts";
+import {
+  NOT_JUDGED,
+  type NotJudgedReason,
+  replayThroughPi,
+  savingsFromReplay,
+} from "./savings_replay.ts";
 
 /**
  * Options of {@linkcode savingsCommand}.
@@ -90,6 +96,11 @@ export interface SavingsOptions {
   opencode?: boolean;
   /** With `opencode`: only the sessions of this project directory. */
   cwd?: string;
+  /**
+   * Estimate pi sessions without the read cache by bench:real's replay through pi (default
+   * true); false: from their own read results only.
+   */
+  replay?: boolean;
 }
 
 /**
@@ -159,12 +170,27 @@ export interface SessionSavings {
   unknown: { reads: number; bytes: number };
   /** Without the read cache: answers replayed in full, and how many equal pi's own text. */
   checked: { reads: number; matched: number };
+  /**
+   * Without the read cache, how the read cache's side was worked out: `replay`, by bench:real's
+   * replay through pi and the extension (cli/savings_replay.ts); `session`, by the read decision
+   * over the session's own read results only (when that replay cannot run or skips the session).
+   */
+  estimate?: "replay" | "session";
+  /** With `estimate: "session"`: why bench:real's replay was not used. */
+  replaySkipped?: string;
+  /** With `estimate: "replay"`: reads left out of both sides, by reason (`NOT_JUDGED`). */
+  notJudged?: Partial<Record<NotJudgedReason, { reads: number; bytes: number }>>;
+  /** With `estimate: "replay"`: cached answers checked against the model's context. */
+  safety?: { checked: number; violations: number };
   /** Per file. */
   files: FileSavings[];
 }
 
 const encoder = new TextEncoder();
 const utf8 = (s: string) => encoder.encode(s).length;
+
+/** A count of reads and their bytes. */
+type ReadsAndBytes = { reads: number; bytes: number };
 
 function asRecord(v: unknown): Record<string, unknown> | undefined {
   return typeof v === "object" && v !== null ? v as Record<string, unknown> : undefined;
@@ -390,6 +416,7 @@ export function analyseSession(session: SessionFile): SessionSavings {
     withReadcache,
     notReplayed: false,
   });
+  if (!withReadcache) out.estimate = "session";
   const byMode = out.byMode;
   const counter = readCounter(out);
   const count = counter.count;
@@ -621,6 +648,14 @@ export interface SavingsTotals {
   hosts: { pi: number; opencode: number };
   /** Sessions without the read cache that could not be replayed, and their reads and bytes. */
   notReplayed: { sessions: number; reads: number; bytes: number };
+  /** Sessions without the read cache estimated by bench:real's replay, and by their own reads. */
+  estimates: { replay: number; session: number };
+  /** Reads of replayed sessions left out of both sides, by reason. */
+  notJudged: Partial<Record<NotJudgedReason, { reads: number; bytes: number }>>;
+  /** Cached answers of replayed sessions checked against the model's context. */
+  safety: { checked: number; violations: number };
+  /** Why bench:real's replay was not used for some sessions (one line per reason). */
+  replaySkipped: string[];
 }
 
 /**
@@ -649,8 +684,24 @@ export function totalsOf(sessions: readonly SessionSavings[]): SavingsTotals {
     byMode,
     hosts: { pi: 0, opencode: 0 },
     notReplayed: { sessions: 0, reads: 0, bytes: 0 },
+    estimates: { replay: 0, session: 0 },
+    notJudged: {},
+    safety: { checked: 0, violations: 0 },
+    replaySkipped: [],
   };
   for (const s of sessions) {
+    if (s.estimate !== undefined) t.estimates[s.estimate]++;
+    if (s.replaySkipped !== undefined && !t.replaySkipped.includes(s.replaySkipped)) {
+      t.replaySkipped.push(s.replaySkipped);
+    }
+    const judged = Object.entries(s.notJudged ?? {}) as [NotJudgedReason, ReadsAndBytes][];
+    for (const [k, v] of judged) {
+      const n = t.notJudged[k] ??= { reads: 0, bytes: 0 };
+      n.reads += v.reads;
+      n.bytes += v.bytes;
+    }
+    t.safety.checked += s.safety?.checked ?? 0;
+    t.safety.violations += s.safety?.violations ?? 0;
     if (s.withReadcache) t.withReadcache++;
     t.hosts[s.host ?? "pi"]++;
     if (s.notReplayed) {
@@ -763,6 +814,7 @@ export async function savingsCommand(paths: string[], options: SavingsOptions): 
   const files: Candidate[] = [];
   for (const p of roots) files.push(...await candidates(p, named, problems));
   const sessions: SessionSavings[] = [];
+  const piFiles = new Map<string, SessionFile>();
   let skipped = 0;
   const progress = new Progress("session files", files.length);
   for (const f of files) {
@@ -782,9 +834,16 @@ export async function savingsCommand(paths: string[], options: SavingsOptions): 
       } else if (!f.sniff) skipped++;
       continue;
     }
+    if (s.host === "pi") piFiles.set(s.file.path, s.file);
     sessions.push(s.host === "pi" ? analyseSession(s.file) : analyseOpenCodeSession(s.file));
   }
   progress.done();
+  if (options.replay !== false) await estimateByReplay(sessions, piFiles);
+  else {
+    for (const s of sessions) {
+      if (s.estimate === "session") s.replaySkipped = "--no-replay was given";
+    }
+  }
   if (options.opencode) {
     const cwd = options.cwd === undefined ? undefined : await projectDir(options.cwd, Deno.cwd());
     const found = await openCodeSessionsFromStorage(cwd);
@@ -837,6 +896,41 @@ export async function savingsCommand(paths: string[], options: SavingsOptions): 
     ),
   );
   return code;
+}
+
+/**
+ * Replaces the figures of pi sessions without the read cache by those of bench:real's replay
+ * (cli/savings_replay.ts); a session the replay skips, or all of them when it cannot run, keep the
+ * estimate from their own reads, with the reason.
+ */
+async function estimateByReplay(
+  sessions: SessionSavings[],
+  piFiles: ReadonlyMap<string, SessionFile>,
+): Promise<void> {
+  const todo = sessions.filter((s) => s.estimate === "session" && piFiles.has(s.file));
+  if (todo.length === 0) return;
+  if (Deno.stderr.isTerminal()) {
+    console.error(
+      `replaying ${plural(todo.length, "session")} through pi and the extension (the replay ` +
+        "of deno task bench:real; the first run fetches pi from npm)...",
+    );
+  }
+  const replay = await replayThroughPi(todo.map((s) => s.file));
+  for (const s of todo) {
+    if ("error" in replay) {
+      s.replaySkipped = replay.error;
+      continue;
+    }
+    const r = replay.results.get(s.file);
+    const by = r === undefined ? undefined : savingsFromReplay(piFiles.get(s.file)!, r);
+    if (by === undefined) {
+      s.replaySkipped = r !== undefined && "skipped" in r
+        ? r.skipped.replace(`${s.file}: `, "")
+        : "the replay gave no result";
+      continue;
+    }
+    sessions[sessions.indexOf(s)] = by;
+  }
 }
 
 /**
@@ -1056,12 +1150,32 @@ function totalLines(totals: SavingsTotals, style: TextStyle): string[] {
         "read, or of what the model wrote)",
     );
   }
-  if (replayed > 0) {
+  const { replay: byReplay, session: bySession } = totals.estimates;
+  if (byReplay > 0) {
     out.push(
       `  ${
-        plural(replayed, "session")
-      } without readcache ("replayed"): what pi sent is measured; ` +
-        "what readcache would have sent is its read decision replayed over the session's own reads",
+        plural(byReplay, "session")
+      } without readcache ("replayed"): what pi sent is measured; what readcache would have ` +
+        "sent is an estimate: the session's own calls run again through pi and the extension, " +
+        "on files rebuilt from what the session's outputs showed (the replay of " +
+        "deno task bench:real)",
+    );
+    const v = totals.safety;
+    const check = `  check: ${plural(v.checked, "short answer")} checked against what the model ` +
+      `had been shown: ${v.violations} wrong`;
+    out.push(v.violations > 0 ? style.bad(check) : check);
+  }
+  const nj = notJudgedWords(totals);
+  if (nj !== undefined) out.push(style.warn(`  ${nj}`));
+  if (replayed > 0 && bySession > 0) {
+    out.push(
+      `  ${
+        plural(bySession, "session")
+      } without readcache ("replayed"): what pi sent is measured; what readcache would have ` +
+        "sent is its read decision replayed over the session's own read results only (a lower " +
+        `figure than the replay through pi)${
+          totals.replaySkipped.length > 0 ? `, because ${totals.replaySkipped.join("; ")}` : ""
+        }`,
     );
     const c = totals.checked;
     out.push(
@@ -1097,6 +1211,25 @@ function totalLines(totals: SavingsTotals, style: TextStyle): string[] {
     );
   }
   return out;
+}
+
+/**
+ * The reads of replayed sessions left out of both sides, with the reasons, in words; `undefined`
+ * when there are none.
+ *
+ * @example
+ * ```ts
+ * import { notJudgedWords, totalsOf } from "./savings.ts";
+ * notJudgedWords(totalsOf([])); // undefined
+ * ```
+ */
+export function notJudgedWords(totals: Pick<SavingsTotals, "notJudged">): string | undefined {
+  const nj = Object.entries(totals.notJudged) as [NotJudgedReason, ReadsAndBytes][];
+  if (nj.length === 0) return undefined;
+  const reads = nj.reduce((a, [, n]) => a + n.reads, 0);
+  const bytes = nj.reduce((a, [, n]) => a + n.bytes, 0);
+  return `not judged: ${plural(reads, "read")} (${bytesInWords(bytes)}), left out of both ` +
+    `sides: ${nj.map(([k, n]) => `${n.reads} ${NOT_JUDGED[k]}`).join("; ")}`;
 }
 
 function fileTable(top: readonly FileSavings[], style: TextStyle): string[] {

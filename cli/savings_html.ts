@@ -14,6 +14,7 @@ import { plural } from "./support/output.ts";
 import {
   type FileSavings,
   lessWords,
+  notJudgedWords,
   type SavingsTotals,
   sessionLabel,
   type SessionSavings,
@@ -142,14 +143,28 @@ export function savingsHtml(
         "model wrote).</li>",
     );
   }
-  if (replayed > 0) {
+  const { replay: byReplay } = totals.estimates;
+  if (byReplay > 0) {
     notes.push(
       `<li><b>replayed</b>: ${
-        plural(replayed, "session")
-      } ran without readcache; what pi sent is measured, what readcache would have sent is its ` +
-        "read decision replayed over the session's own reads.</li>",
+        plural(byReplay, "session")
+      } ran without readcache; what pi sent is measured, what readcache would have sent is an ` +
+        "estimate: the session's own calls run again through pi and the extension, on files " +
+        "rebuilt from what the session's outputs showed (the replay of deno task bench:real). " +
+        `${plural(totals.safety.checked, "short answer")} checked against what the model had ` +
+        `been shown: ${totals.safety.violations} wrong.</li>`,
     );
   }
+  if (replayed > byReplay) {
+    notes.push(
+      `<li><b>replayed</b>: ${
+        plural(replayed - byReplay, "session")
+      } ran without readcache; what pi sent is measured, what readcache would have sent is its ` +
+        "read decision replayed over the session's own reads only.</li>",
+    );
+  }
+  const nj = notJudgedWords(totals);
+  if (nj !== undefined) notes.push(`<li>${escapeXml(nj)}.</li>`);
   if (totals.unknown.reads > 0) {
     notes.push(
       `<li>${plural(totals.unknown.reads, "read")} (${

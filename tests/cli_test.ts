@@ -108,6 +108,9 @@ function cli(
   env: Record<string, string> = {},
   cwd: string = w.work,
 ): Promise<Run> {
+  // savings' replay through pi is the pi suite's to test (tests/pi/bench_real_test.ts): the core
+  // suite never fetches pi
+  if (args[0] === "savings") args = [...args, "--no-replay"];
   return runCli(args, cwd, {
     PI_CODING_AGENT_DIR: w.agent,
     PI_CODING_AGENT_SESSION_DIR: "",
@@ -763,6 +766,9 @@ interface SavingsJson {
     byMode: Record<string, number>;
     unknown: { reads: number; bytes: number };
     checked: { reads: number; matched: number };
+    estimate?: "replay" | "session";
+    notJudged?: Record<string, { reads: number; bytes: number }>;
+    safety?: { checked: number; violations: number };
   }[];
   totals: {
     sessions: number;
@@ -814,6 +820,8 @@ Deno.test("savings: measured and replayed figures equal the test's own sums; rea
     assert.equal(plainOut.reads, 8);
     assert.equal(plainOut.piBytes, texts.reduce((n, t) => n + utf8(t), 0));
     assert.equal(plainOut.readcacheBytes, expected);
+    // --no-replay: the read decision over the session's own reads; p6 cannot be known
+    assert.equal(plainOut.estimate, "session");
     assert.deepEqual(plainOut.unknown, { reads: 1, bytes: utf8(texts[5]) });
     assert.deepEqual(plainOut.checked, { reads: 3, matched: 3 });
     assert.deepEqual(plainOut.byMode, {
@@ -869,6 +877,10 @@ Deno.test("savings: measured and replayed figures equal the test's own sums; rea
     assert.equal(text.stdout.match(/\u2588/g) === null, false);
     assert.equal(text.stdout.split("\n").filter((l) => /% less$/.test(l)).length, 2, text.stdout);
     assert.match(text.stdout, /cannot be known: 1 read \(180 bytes\)/);
+    assert.match(
+      text.stdout,
+      /read results only \(a lower figure than the replay through pi\), because --no-replay was given/,
+    );
     assert.ok(!text.stdout.includes("\x1b["));
   } finally {
     await Deno.remove(w.root, { recursive: true });
@@ -1666,6 +1678,7 @@ Deno.test("plurals: savings, text and page, with one of everything and with many
   const oneReplayed = fakeSession({
     reads: 1,
     withReadcache: false,
+    estimate: "session",
     piBytes: 104,
     readcacheBytes: 104,
     unknown: { reads: 1, bytes: 104 },
@@ -1683,12 +1696,14 @@ Deno.test("plurals: savings, text and page, with one of everything and with many
           fakeSession({
             reads: 4,
             withReadcache: false,
+            estimate: "session",
             unknown: { reads: 2, bytes: 90 },
             checked: { reads: 3, matched: 1 },
           }),
           fakeSession({
             reads: 2,
             withReadcache: false,
+            estimate: "session",
             unknown: { reads: 0, bytes: 0 },
             checked: { reads: 2, matched: 2 },
           }),
@@ -1736,7 +1751,14 @@ Deno.test("plurals: savings, text and page, with one of everything and with many
   has(
     formatSavings(
       report(
-        [fakeSession({ reads: 3, withReadcache: false, checked: { reads: 3, matched: 1 } })],
+        [
+          fakeSession({
+            reads: 3,
+            withReadcache: false,
+            estimate: "session",
+            checked: { reads: 3, matched: 1 },
+          }),
+        ],
         0,
         0,
       ),
@@ -1746,6 +1768,35 @@ Deno.test("plurals: savings, text and page, with one of everything and with many
     "  check: 1 of 3 replayed answers sent in full equals pi's own text exactly",
   );
   has(texts.none, "readcache savings: 0 session files in /s", "no pi session files found. Pass");
+  // replayed through pi: the estimate, its check and the reads not judged, one and many
+  const byReplay = (n: number) =>
+    fakeSession({
+      reads: n + 1,
+      withReadcache: false,
+      estimate: "replay",
+      safety: { checked: n, violations: 0 },
+      notJudged: {
+        unapplied: { reads: n, bytes: 50 * n },
+        "replay-failed": { reads: 1, bytes: 0 },
+      },
+    });
+  for (const n of [1, 2]) {
+    const text = formatSavings(report([byReplay(n)], 0, 0), PLAIN_STYLE, false);
+    assertGrammar(text, `savings (replayed ${n})`);
+    has(
+      text,
+      '  1 session without readcache ("replayed"): what pi sent is measured; what readcache ' +
+        "would have sent is an estimate: the session's own calls run again through pi",
+      `  check: ${n === 1 ? "1 short answer" : "2 short answers"} checked against what the ` +
+        "model had been shown: 0 wrong",
+      `  not judged: ${n + 1} reads (${50 * n} bytes), left out of both sides: ${n} came after ` +
+        "a shell command the replay cannot apply",
+      "; 1 succeeded in the session but failed in the replay",
+    );
+    const page = pageText(savingsHtml([byReplay(n)], totalsOf([byReplay(n)]), []));
+    assertGrammar(page, `page (replayed ${n})`);
+    has(page, "not judged: ", "the replay of deno task bench:real");
+  }
   // readcache sending more than pi: said so, not "-5% less"
   const more = formatSavings(
     report([fakeSession({ reads: 2, piBytes: 100, readcacheBytes: 105 })], 0, 0),

@@ -1,7 +1,7 @@
-// `deno task bench:real [--per-read] [--no-bash-files] [DIR...]`: bytes the read cache serves on
-// REAL pi sessions, against pi's plain read and against the ideal (the fewest bytes an answer can
-// have that tells the model nothing false), with every cached answer checked against the model's
-// context.
+// `deno task bench:real [--per-read] [--no-bash-files] [--json] [DIR...]`: bytes the read cache
+// serves on REAL pi sessions, against pi's plain read and against the ideal (the fewest bytes an
+// answer can have that tells the model nothing false), with every cached answer checked against
+// the model's context.
 //
 // Each DIR is a session folder in the layout of ../shared/realworld/README.md (session.jsonl,
 // manifest.json, files/); default: every ../shared/realworld/*/* folder that has both files. The
@@ -165,6 +165,14 @@ export function report(sessions: readonly SessionReplay[]): string {
       ],
     ],
   ));
+  const lowered = all.filter((r) => r.idealLowered !== undefined);
+  if (lowered.length > 0) {
+    out.push(
+      `${lowered.length} checked cached answers were shorter than the ideal's pieces (by ${
+        lowered.reduce((a, r) => a + r.idealLowered!, 0)
+      } bytes): the ideal is lowered to them, so no read claims more than was achievable.`,
+    );
+  }
   out.push("");
   out.push("The replay: how the truth of each read was chosen, and the session's other calls:");
   out.push("");
@@ -362,18 +370,46 @@ function perRead(sessions: readonly SessionReplay[]): string {
   );
 }
 
-const USAGE = `usage: deno task bench:real [--per-read] [--no-bash-files] [DIR...]
+/**
+ * One input's replay for machines (`--json`, read by `readcache savings`): its reads and counts,
+ * or why it could not be replayed.
+ */
+export type JsonResult =
+  | { input: string; name: string; reads: ReadRecord[]; counts: SessionReplay["counts"] }
+  | { input: string; skipped: string };
+
+/** Replays each input on its own: the records `--json` prints, in the order given. */
+export async function jsonResults(
+  inputs: readonly string[],
+  options: ReplayOptions = {},
+): Promise<JsonResult[]> {
+  const out: JsonResult[] = [];
+  for (const input of inputs) {
+    const name = basename(input).replace(/\.jsonl$/, "");
+    try {
+      const s = await replaySession(input, name, options);
+      out.push({ input, name, reads: s.reads, counts: s.counts });
+    } catch (e) {
+      if (!(e instanceof SessionInputError)) throw e;
+      out.push({ input, skipped: e.message });
+    }
+  }
+  return out;
+}
+
+const USAGE = `usage: deno task bench:real [--per-read] [--no-bash-files] [--json] [DIR...]
 
   DIR              a session folder (session.jsonl, manifest.json, files/; see
                    ../shared/realworld/README.md), a pi session file, or a folder of them (pi's
                    ~/.pi/agent/sessions); without a manifest every file is rebuilt from what the
                    session's own outputs showed; default: every ../shared/realworld/*/* folder
   --per-read       also print one row per read
+  --json           print each input's reads and counts as JSON (what readcache savings reads)
   --no-bash-files  do not apply the plain cp/mv/rm of the session's bash calls to the rebuild
                    (then "reads exact" equals the manifest's readsRebuiltExactlyWithResync)`;
 
 if (import.meta.main) {
-  const flags = new Set(["--per-read", "--no-bash-files"]);
+  const flags = new Set(["--per-read", "--no-bash-files", "--json"]);
   const args = Deno.args.filter((a) => !flags.has(a));
   if (args.some((a) => a.startsWith("-"))) {
     console.error(USAGE);
@@ -390,6 +426,11 @@ if (import.meta.main) {
   if (dirs.length === 0) {
     console.error("no session folders (give DIR, or put them under ../shared/realworld/*/*)");
     Deno.exit(2);
+  }
+  if (Deno.args.includes("--json")) {
+    const results = await jsonResults(dirs, { bashFiles: !Deno.args.includes("--no-bash-files") });
+    console.log(JSON.stringify({ results }));
+    Deno.exit(0);
   }
   const { sessions, text } = await runRealBench(dirs, {
     bashFiles: !Deno.args.includes("--no-bash-files"),

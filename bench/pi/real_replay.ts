@@ -82,9 +82,16 @@ export interface ReadRecord {
   plain: number;
   served: number;
   ideal: number;
+  /** UTF-8 bytes the session's own read showed (what pi sent then). */
+  shown: number;
   holding: Holding;
   /** Set when served > ideal. */
   gap?: GapKind;
+  /**
+   * Bytes the ideal's pieces were above a checked cached answer, which then is the ideal (a
+   * shorter truthful answer exists: served never goes below the ideal).
+   */
+  idealLowered?: number;
   /** What the cached answer told the model that is false. */
   violation?: string;
   /**
@@ -800,6 +807,7 @@ async function replay(
       plain: bytes(plainText),
       served: bytes(out.text),
       ideal: ideal.bytes,
+      shown: bytes(shown),
       holding: { held: ideal.held, stale: ideal.stale, unknown: ideal.unknown },
     };
     // the truth came from this read itself after a change the replay could not apply
@@ -816,6 +824,12 @@ async function replay(
     if (mode !== null && CACHED_MODES.has(mode)) {
       const problem = checkCachedAnswer(out.text, view, lines, { start, end });
       if (problem !== undefined) rec.violation = problem;
+      else if (rec.served < rec.ideal) {
+        // a checked answer shorter than the ideal's pieces proves a shorter truthful answer:
+        // the ideal is that one (no read claims more than all of what was achievable)
+        rec.idealLowered = rec.ideal - rec.served;
+        rec.ideal = rec.served;
+      }
     } else if (out.text !== plainText) counts.plainDiffers++;
     if (rec.served > rec.ideal) {
       const lineCount = end - start + 1;

@@ -282,3 +282,52 @@ Deno.test("bench:real on any pi session: no manifest, or a word on what is wrong
     Deno.removeSync(dir, { recursive: true });
   }
 });
+
+/** `readcache savings --json` on `inputs` (session files), as the CLI prints it. */
+async function cliSavings(inputs: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      new URL("../../cli/main.ts", import.meta.url).pathname,
+      "savings",
+      "--json",
+      ...inputs,
+    ],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  return JSON.parse(new TextDecoder().decode(out.stdout)) as {
+    sessions: { file: string; estimate?: string; notJudged?: Record<string, { reads: number }> }[];
+    totals: {
+      piBytes: number;
+      readcacheBytes: number;
+      safety: { checked: number; violations: number };
+    };
+  };
+}
+
+Deno.test("readcache savings and bench:real give one figure on the same sessions", async () => {
+  // the conflict fixture, and the shared real sessions when they are there (their folders, so
+  // both sides rebuild files from the same snapshots)
+  const dirs = [
+    new URL("../fixtures/realworld/conflict", import.meta.url).pathname,
+    ...defaultSessionDirs(),
+  ];
+  const { sessions } = await runRealBench(dirs);
+  const reads = sessions.flatMap((s) => s.reads).filter((r) => !r.unapplied);
+  const bench = reads.reduce((a, r) => a + r.served, 0) / reads.reduce((a, r) => a + r.plain, 0);
+  const cli = await cliSavings(dirs.map((d) => `${d}/session.jsonl`));
+  assert.ok(cli.sessions.every((s) => s.estimate === "replay"), "every session replayed");
+  const share = cli.totals.readcacheBytes / cli.totals.piBytes;
+  assert.ok(Math.abs(share - bench) <= 0.01, `savings ${share} vs bench:real ${bench}`);
+  // the read the replay cannot judge (after `git checkout --theirs`) is counted, not a saving
+  const conflict = cli.sessions.find((s) => s.file.includes("/conflict/"));
+  assert.equal(conflict?.notJudged?.unapplied?.reads, 1);
+  assert.equal(cli.totals.safety.violations, 0);
+  console.log(
+    `served / plain: savings ${(100 * share).toFixed(2)}%, bench:real ${(100 * bench).toFixed(2)}%`,
+  );
+});

@@ -1,7 +1,8 @@
 // README.md's sample CLI outputs (the four ```text blocks of "Command line") are what the CLI
 // prints today on the demo the README describes: scripts/readme_cli_outputs.ts sets the demo up
 // in a fresh directory, runs the four commands and gives the blocks; any difference fails here,
-// so the README cannot drift from the CLI or the fixtures again.
+// so the README cannot drift from the CLI or the fixtures again. In the pi suite: `savings`
+// replays the demo's session without readcache through pi.
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -10,9 +11,9 @@ import {
   readmeBlocks,
   readmeOutputs,
   withBlocks,
-} from "../scripts/readme_cli_outputs.ts";
+} from "../../scripts/readme_cli_outputs.ts";
 
-const README = join(fileURLToPath(new URL("..", import.meta.url)), "README.md");
+const README = join(fileURLToPath(new URL("../..", import.meta.url)), "README.md");
 
 Deno.test("README: the four CLI outputs of 'Command line' are what the CLI prints now", async () => {
   const readme = await Deno.readTextFile(README);
