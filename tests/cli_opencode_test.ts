@@ -281,7 +281,7 @@ Deno.test("savings on an OpenCode export and on OpenCode's database: the same fi
     await Deno.mkdir(dir);
     await Deno.copyFile(w.exportFile, join(dir, "a.json"));
     await Deno.writeTextFile(join(dir, "package.json"), '{"name": "x"}\n');
-    const d = await cli(w, ["savings", dir]);
+    const d = await cli(w, ["savings", dir, "--no-replay"]);
     assert.equal(d.code, 0, d.stderr);
     assert.match(d.stdout, /^readcache savings: 1 session in /);
     assert.doesNotMatch(d.stdout, /skipped/);
@@ -299,7 +299,7 @@ Deno.test("savings on an OpenCode session without readcache: not replayed, and s
     for (const p of e.messages.flatMap((m) => m.parts)) delete p.state?.metadata?.readcache;
     const plain = join(w.root, "plain.json");
     await Deno.writeTextFile(plain, JSON.stringify(e));
-    const r = await cli(w, ["savings", plain]);
+    const r = await cli(w, ["savings", plain, "--no-replay"]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /\(OpenCode\) {2}off +6 /);
     assert.match(

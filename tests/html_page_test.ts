@@ -147,10 +147,10 @@ Deno.test({
           .replaceAll("@SESSIONS@", d.sessions),
       );
       const page = join(base, "savings.html");
-      const r = await runReadcache(d, ["savings", "--html", page]);
+      const r = await runReadcache(d, ["savings", "--no-replay", "--html", page]);
       assert.equal(r.code, 0, r.stdout + r.stderr);
       const figures = JSON.parse(
-        (await runReadcache(d, ["savings", "--json"])).stdout,
+        (await runReadcache(d, ["savings", "--no-replay", "--json"])).stdout,
       ) as SavingsJson;
       const html = await Deno.readTextFile(page);
       assert.ok(!/<script|src=|href=/i.test(html), "the page has no script, no external resource");

@@ -66,7 +66,7 @@ Deno.test({
       const manifest = JSON.parse(readFileSync(`${realworld}${s}/manifest.json`, "utf8"));
       const before = readFileSync(file);
       const out = await new Deno.Command(Deno.execPath(), {
-        args: ["run", "-A", cli, "savings", file, "--json"],
+        args: ["run", "-A", cli, "savings", file, "--json", "--no-replay"],
         env: { NO_COLOR: "1" },
         stdout: "piped",
         stderr: "piped",
