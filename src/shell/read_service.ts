@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { constants, existsSync, readFileSync, realpathSync } from "node:fs";
+import { constants, readFileSync, realpathSync, statSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { sep } from "node:path";
 import {
@@ -678,7 +678,8 @@ export function resolveInvalidation(
   const ranged = target.offset !== undefined || target.limit !== undefined;
   const shown = ranged ? knowledge?.shownScope(pathKey, target.offset, target.limit) : undefined;
   if (shown !== undefined) return invalidationRecord(pathKey, shown, at);
-  const total = ranged && existsSync(target.resolvedPath)
+  // a regular file only: reading a FIFO or a device to count its lines would never end
+  const total = ranged && statSync(target.resolvedPath, { throwIfNoEntry: false })?.isFile()
     ? countLines(readFileSync(target.resolvedPath, "utf8"))
     : undefined;
   return invalidationRecord(

@@ -133,11 +133,16 @@ Deno.test(
   "/readcache-refresh with bad arguments says what is wrong and appends nothing",
   withCwd(async (cwd) => {
     const host = started(cwd);
+    // a FIFO: counting its lines for a range would never end; refused at once
+    new Deno.Command("mkfifo", { args: [`${cwd}/pipe`] }).outputSync();
     const cases: [string, RegExp][] = [
+      ["pipe 1-2", /only be refreshed for a file that exists/],
       ["", /No path given\. usage: \/readcache-refresh <path> \[start-end\]/],
       ["a.txt 9-3", /end 3 is before start 9/],
       ["a.txt 5-", /a line number is missing/],
-      ["missing.txt 1-2", /only be refreshed for a file that exists/],
+      ["missing.txt 1-2", /Nothing to refresh: missing\.txt does not exist/],
+      ["missing.txt", /Nothing to refresh: missing\.txt does not exist \(no such file\)/],
+      [".", /Nothing to refresh: \. is a directory; name a file inside it/],
       ["a.txt 99-100", /Offset 99 is beyond end of file \(31 lines total\)/],
     ];
     for (const [args, message] of cases) {
