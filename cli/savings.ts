@@ -179,7 +179,7 @@ export interface SessionSavings {
   /** With `estimate: "session"`: why bench:real's replay was not used. */
   replaySkipped?: string;
   /** With `estimate: "replay"`: reads left out of both sides, by reason (`NOT_JUDGED`). */
-  notJudged?: Partial<Record<NotJudgedReason, { reads: number; bytes: number }>>;
+  notJudged?: Partial<Record<NotJudgedReason, ReadsAndBytes>>;
   /** With `estimate: "replay"`: cached answers checked against the model's context. */
   safety?: { checked: number; violations: number };
   /** Per file. */
@@ -243,6 +243,31 @@ export function emptySessionSavings(
     unknown: { reads: 0, bytes: 0 },
     checked: { reads: 0, matched: 0 },
     files: [],
+  };
+}
+
+/**
+ * What names a pi session in its figures (file, id, project, start), from its header.
+ *
+ * @example
+ * ```ts
+ * import { piSessionHead } from "./savings.ts";
+ * piSessionHead({ path: "/s.jsonl", mtimeMs: 0, bytes: 0, header: null, entries: [] }, false).cwd;
+ * // null
+ * ```
+ */
+export function piSessionHead(
+  session: SessionFile,
+  withReadcache: boolean,
+): Parameters<typeof emptySessionSavings>[0] {
+  return {
+    file: session.path,
+    host: "pi",
+    id: session.header?.id ?? null,
+    cwd: session.header?.cwd ?? null,
+    started: session.header?.timestamp ?? null,
+    withReadcache,
+    notReplayed: false,
   };
 }
 
@@ -407,15 +432,7 @@ export function analyseSession(session: SessionFile): SessionSavings {
   const withReadcache = session.entries.some((e) =>
     parseReadCacheMeta(asRecord(readResult(e)?.details)?.readcache) !== undefined
   );
-  const out = emptySessionSavings({
-    file: session.path,
-    host: "pi",
-    id: session.header?.id ?? null,
-    cwd: session.header?.cwd ?? null,
-    started: session.header?.timestamp ?? null,
-    withReadcache,
-    notReplayed: false,
-  });
+  const out = emptySessionSavings(piSessionHead(session, withReadcache));
   if (!withReadcache) out.estimate = "session";
   const byMode = out.byMode;
   const counter = readCounter(out);
@@ -651,7 +668,7 @@ export interface SavingsTotals {
   /** Sessions without the read cache estimated by bench:real's replay, and by their own reads. */
   estimates: { replay: number; session: number };
   /** Reads of replayed sessions left out of both sides, by reason. */
-  notJudged: Partial<Record<NotJudgedReason, { reads: number; bytes: number }>>;
+  notJudged: Partial<Record<NotJudgedReason, ReadsAndBytes>>;
   /** Cached answers of replayed sessions checked against the model's context. */
   safety: { checked: number; violations: number };
   /** Why bench:real's replay was not used for some sessions (one line per reason). */
@@ -907,29 +924,29 @@ async function estimateByReplay(
   sessions: SessionSavings[],
   piFiles: ReadonlyMap<string, SessionFile>,
 ): Promise<void> {
-  const todo = sessions.filter((s) => s.estimate === "session" && piFiles.has(s.file));
-  if (todo.length === 0) return;
+  const todo = new Set(sessions.filter((s) => s.estimate === "session" && piFiles.has(s.file)));
+  if (todo.size === 0) return;
   if (Deno.stderr.isTerminal()) {
     console.error(
-      `replaying ${plural(todo.length, "session")} through pi and the extension (the replay ` +
+      `replaying ${plural(todo.size, "session")} through pi and the extension (the replay ` +
         "of deno task bench:real; the first run fetches pi from npm)...",
     );
   }
-  const replay = await replayThroughPi(todo.map((s) => s.file));
-  for (const s of todo) {
+  const replay = await replayThroughPi([...todo].map((s) => s.file));
+  for (const [i, s] of sessions.entries()) {
+    if (!todo.has(s)) continue;
     if ("error" in replay) {
       s.replaySkipped = replay.error;
       continue;
     }
     const r = replay.results.get(s.file);
     const by = r === undefined ? undefined : savingsFromReplay(piFiles.get(s.file)!, r);
-    if (by === undefined) {
+    if (by !== undefined) sessions[i] = by;
+    else {
       s.replaySkipped = r !== undefined && "skipped" in r
         ? r.skipped.replace(`${s.file}: `, "")
         : "the replay gave no result";
-      continue;
     }
-    sessions[sessions.indexOf(s)] = by;
   }
 }
 

@@ -16,7 +16,7 @@ import { existsSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { READ_MODES, type ReadMode } from "../src/core/meta.ts";
-import { emptySessionSavings, readCounter, type SessionSavings } from "./savings.ts";
+import { emptySessionSavings, piSessionHead, readCounter, type SessionSavings } from "./savings.ts";
 import type { SessionFile } from "./support/sessions.ts";
 
 /** One read of bench:real's `--json` records (bench/pi/real_replay.ts `ReadRecord`). */
@@ -138,15 +138,7 @@ export function savingsFromReplay(
 ): SessionSavings | undefined {
   if ("skipped" in result) return undefined;
   const cwd = session.header?.cwd ?? "/";
-  const out = emptySessionSavings({
-    file: session.path,
-    host: "pi",
-    id: session.header?.id ?? null,
-    cwd: session.header?.cwd ?? null,
-    started: session.header?.timestamp ?? null,
-    withReadcache: false,
-    notReplayed: false,
-  });
+  const out = emptySessionSavings(piSessionHead(session, false));
   out.estimate = "replay";
   out.safety = { checked: 0, violations: 0 };
   const notJudged: NonNullable<SessionSavings["notJudged"]> = {};
@@ -175,8 +167,9 @@ export function savingsFromReplay(
     // (the replay's pi may word a notice a byte apart from the pi that recorded the session)
     counter.count(key, r.shown, Math.max(0, r.shown - (r.plain - r.served)));
   }
-  for (let i = 0; i < result.counts.replayFailures; i++) skip("replay-failed", 0);
-  out.reads += result.counts.replayFailures;
+  const failed = result.counts.replayFailures;
+  if (failed > 0) notJudged["replay-failed"] = { reads: failed, bytes: 0 };
+  out.reads += failed;
   counter.done();
   out.notJudged = notJudged;
   return out;

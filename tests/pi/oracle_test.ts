@@ -1145,17 +1145,22 @@ Deno.test("oracle commands: the lines a view command printed, and where it prove
   assert.notEqual(bashShown("head -n 10 big.txt", big), undefined);
 });
 
+/** Applies a generated step that only changes files (a write, a write call, a removal, a link). */
+function applyFileStep(fs: FsModel, st: ReturnType<typeof compileSession>["steps"][number]): void {
+  if (st.op === "write") fs.write(st.path, st.content);
+  else if (st.op === "writeTool") fs.write(writeNameOf(st.path), st.content);
+  else if (st.op === "remove") fs.remove(st.path);
+  else if (st.op === "symlink") fs.symlink(st.path, st.target);
+}
+
 Deno.test("oracle commands: generated chains run part by part leave what they leave whole", () => {
   let chains = 0;
   for (const [i, s] of fc.sample(sessionArb(), { seed: SEED, numRuns: 40 }).entries()) {
     const v = compileSession(s, `oracle-${i}`);
     const fs = FsModel.fromFiles(v.files);
     for (const st of v.steps) {
-      if (st.op === "write") fs.write(st.path, st.content);
-      else if (st.op === "writeTool") fs.write(writeNameOf(st.path), st.content);
-      else if (st.op === "remove") fs.remove(st.path);
-      else if (st.op === "symlink") fs.symlink(st.path, st.target);
-      else if (st.op === "editTool") fs.edit(editToolArgs(st));
+      applyFileStep(fs, st);
+      if (st.op === "editTool") fs.edit(editToolArgs(st));
       else if (st.op === "bash") {
         const before = fs.clone();
         fs.runBash(st.command);
@@ -1532,10 +1537,7 @@ Deno.test("oracle file model: pi's edit tool, as pi runs it on a real file", asy
       const v = compileSession(s, `oracle-${i}`);
       const fs = FsModel.fromFiles(v.files);
       for (const st of v.steps) {
-        if (st.op === "write") fs.write(st.path, st.content);
-        else if (st.op === "writeTool") fs.write(writeNameOf(st.path), st.content);
-        else if (st.op === "remove") fs.remove(st.path);
-        else if (st.op === "symlink") fs.symlink(st.path, st.target);
+        applyFileStep(fs, st);
         if (st.op !== "editTool") continue;
         // the same call on f.txt holding the same bytes (or missing), in the model and on disk
         const before = fs.read(writeNameOf(st.path));
