@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { constants, readFileSync, realpathSync, statSync } from "node:fs";
+import { constants, readFileSync, realpathSync, type Stats, statSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { sep } from "node:path";
 import {
@@ -19,6 +19,7 @@ import {
   type ReadDecision,
   type ReadPlan,
 } from "../core/decision.ts";
+import { FileReadError } from "../core/errors.ts";
 import type { BranchKnowledge, PendingEdit } from "../core/knowledge.ts";
 import type { ObjectStore } from "../core/object_store.ts";
 import { sha256Hex } from "../core/hash.ts";
@@ -30,6 +31,7 @@ import { newestViewsOf, TO_END } from "../core/view.ts";
 import { isSensitivePath } from "../core/sensitive.ts";
 import { countLines, type ReadRequest, type ReadTarget, resolveReadTarget } from "../core/range.ts";
 import { invalidationRecord, invalidationScope } from "../core/refresh.ts";
+import type { ScopeKey } from "../core/scope.ts";
 import { type ReadCall, sameFile } from "../core/replay.ts";
 
 /**
@@ -654,6 +656,35 @@ async function knownStored(store: ObjectStore, hash: string): Promise<boolean> {
 }
 
 /**
+ * Refreshing forgets what the model was shown of a file: there must be one. A missing path
+ * (`FILE_NOT_FOUND`) or a directory (`NOT_A_FILE`) is a typed error, so nothing is recorded; any
+ * other path can be refreshed, even one the user cannot read (its status, when it has one).
+ */
+function refreshable(resolved: string, typed: string): Stats | undefined {
+  let st: Stats;
+  try {
+    st = statSync(resolved);
+  } catch (e) {
+    const code = (e as { code?: unknown })?.code;
+    if (code !== "ENOENT" && code !== "ENOTDIR") return undefined;
+    throw new FileReadError(
+      "FILE_NOT_FOUND",
+      resolved,
+      `Nothing to refresh: ${typed} does not exist (no such file); check the path.`,
+      e,
+    );
+  }
+  if (st.isDirectory()) {
+    throw new FileReadError(
+      "NOT_A_FILE",
+      resolved,
+      `Nothing to refresh: ${typed} is a directory; name a file inside it.`,
+    );
+  }
+  return st;
+}
+
+/**
  * Resolves a refresh request (path plus optional range, as for a read) into
  * the persistent invalidation record (SPEC §11.2): same path resolution and
  * shorthand as a read, canonical path key, and for a range the scope the
@@ -677,14 +708,36 @@ export function resolveInvalidation(
   const { target, pathKey } = locateRead(req, deps);
   const ranged = target.offset !== undefined || target.limit !== undefined;
   const shown = ranged ? knowledge?.shownScope(pathKey, target.offset, target.limit) : undefined;
-  if (shown !== undefined) return invalidationRecord(pathKey, shown, at);
-  // a regular file only: reading a FIFO or a device to count its lines would never end
-  const total = ranged && statSync(target.resolvedPath, { throwIfNoEntry: false })?.isFile()
-    ? countLines(readFileSync(target.resolvedPath, "utf8"))
-    : undefined;
   return invalidationRecord(
     pathKey,
-    invalidationScope(target.offset, target.limit, total),
+    refreshScope(target.resolvedPath, req.path, target.offset, target.limit, shown),
     at,
   );
+}
+
+/**
+ * The scope a refresh records (SPEC §11.2), for any host: `shown` (the scope the latest read of
+ * that range showed on the branch) when there is one, else the range normalised like a read of it
+ * now, its lines counted on a regular file only (a FIFO or a device is never read). A missing path
+ * or a directory is a typed error: there is nothing to refresh.
+ *
+ * @example
+ * ```ts ignore
+ * refreshScope("/w/a.txt", "a.txt", undefined, undefined, undefined); // "full"
+ * ```
+ */
+export function refreshScope(
+  resolvedPath: string,
+  typedPath: string,
+  offset: number | undefined,
+  limit: number | undefined,
+  shown: ScopeKey | undefined,
+): ScopeKey {
+  const file = refreshable(resolvedPath, typedPath);
+  if (shown !== undefined) return shown;
+  const ranged = offset !== undefined || limit !== undefined;
+  const total = ranged && file?.isFile()
+    ? countLines(readFileSync(resolvedPath, "utf8"))
+    : undefined;
+  return invalidationScope(offset, limit, total);
 }

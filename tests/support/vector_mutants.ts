@@ -997,6 +997,13 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
       "      return same(slice(Math.max(1, total - shape.count), total)) ? [{ start: Math.max(1, total - shape.count), end: TO_END }] : [];",
   },
   {
+    name: "refresh-missing-path-recorded",
+    rule: "SPEC §11.2: a refresh of a path that does not exist is an error and records nothing",
+    file: "src/shell/read_service.ts",
+    find: '    if (code !== "ENOENT" && code !== "ENOTDIR") return undefined;',
+    replace: "    return undefined;",
+  },
+  {
     name: "grep-tool-file-searched-as-directory",
     rule: "SPEC §5.10: pi's grep of one file prints the file's name, which names that file",
     file: "src/shell/tool_result.ts",

@@ -33,7 +33,6 @@
  *
  * @module
  */
-import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { env } from "node:process";
@@ -66,8 +65,7 @@ import {
   type ReadMode,
   withReadcacheMeta,
 } from "../../core/meta.ts";
-import { countLines } from "../../core/range.ts";
-import { invalidationRecord, invalidationScope } from "../../core/refresh.ts";
+import { invalidationRecord } from "../../core/refresh.ts";
 import {
   MemoryObjectStore,
   type ObjectStore,
@@ -82,6 +80,7 @@ import {
   isInsideProject,
   planEdit,
   readRegularFile,
+  refreshScope,
   writeInFlight,
 } from "../../shell/read_service.ts";
 import { FsObjectStore } from "../../store/fs_object_store.ts";
@@ -505,10 +504,12 @@ function readcacheHooks(
     const knowledge = branch === undefined ? undefined : knowledgeOf(branch, st);
     const ranged = call.offset !== undefined || call.limit !== undefined;
     const shown = ranged ? knowledge?.shownScope(call.pathKey, call.offset, call.limit) : undefined;
-    const scope = shown ?? invalidationScope(
+    const scope = refreshScope(
+      call.name,
+      String(args.filePath),
       ranged ? call.offset ?? 1 : undefined,
       call.limit,
-      ranged && existsSync(call.name) ? countLines(readFileSync(call.name, "utf8")) : undefined,
+      shown,
     );
     const inv = invalidationRecord(call.pathKey, scope, Date.now());
     st.refreshed.add(call.pathKey);

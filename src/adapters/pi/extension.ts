@@ -21,11 +21,10 @@
  *
  * @module
  */
-import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import { env } from "node:process";
 import type { DecisionConfig } from "../../core/decision.ts";
-import { FileReadError, ReadCacheError } from "../../core/errors.ts";
+import { ReadCacheError } from "../../core/errors.ts";
 import { BranchKnowledge, type InFlightRead } from "../../core/knowledge.ts";
 import {
   READCACHE_CUSTOM_TYPE,
@@ -44,7 +43,6 @@ import {
 import type { ReadRequest } from "../../core/range.ts";
 import {
   callResolvers,
-  locateRead,
   planEdit,
   resolveCall,
   resolveInvalidation,
@@ -679,7 +677,6 @@ export function createReadcacheExtension(
     });
 
     const refresh = (req: ReadRequest, ctx: PiContextLike): string => {
-      refreshable(locateRead(req, { cwd: ctx.cwd, home: home() }).target.resolvedPath, req.path);
       const inv = resolveInvalidation(
         req,
         { cwd: ctx.cwd, home: home() },
@@ -893,32 +890,4 @@ function toolOutputOf(event: PiToolResultEvent): ToolOutput | undefined {
 export default function readcacheExtension(pi: PiExtensionHost): void {
   if (env.PI_READCACHE === "off") return;
   createReadcacheExtension()(pi);
-}
-
-/**
- * Refreshing forgets what the model was shown of a file: there must be one. A missing path or a
- * directory is a typed error (nothing is appended); any other file, even one the user cannot
- * read, can be refreshed.
- */
-function refreshable(resolved: string, typed: string): void {
-  let st;
-  try {
-    st = statSync(resolved);
-  } catch (e) {
-    const code = (e as { code?: unknown })?.code;
-    if (code !== "ENOENT" && code !== "ENOTDIR") return;
-    throw new FileReadError(
-      "FILE_NOT_FOUND",
-      resolved,
-      `Nothing to refresh: ${typed} does not exist (no such file); check the path.`,
-      e,
-    );
-  }
-  if (st.isDirectory()) {
-    throw new FileReadError(
-      "NOT_A_FILE",
-      resolved,
-      `Nothing to refresh: ${typed} is a directory; name a file inside it.`,
-    );
-  }
 }
