@@ -27,6 +27,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { Command, CommanderError, InvalidArgumentError } from "commander";
+import { claudeInstall, claudeServe, claudeUninstall } from "./claude.ts";
 import { doctorCommand } from "./doctor.ts";
 import { gcCommand } from "./gc.ts";
 import { savingsCommand } from "./savings.ts";
@@ -324,6 +325,45 @@ ${FOOTER}`,
         cwd: o.cwd as string | undefined,
         replay: o.replay !== false,
       });
+    });
+
+  const claude = program.command("claude")
+    .description(
+      "Claude Code: install the read cache behind its hooks (one step), remove it, or run the " +
+        "local service the hooks reach (SPEC §11.5).",
+    )
+    .addHelpText(
+      "after",
+      `
+Examples:
+  $ readcache claude install       add the hooks to ~/.claude/settings.json (CLAUDE_CONFIG_DIR)
+  $ readcache claude uninstall     remove them again
+  $ readcache claude serve         run the service in the foreground (install starts it for you)`,
+    );
+  claude.command("install")
+    .description(
+      "Add readcache's hooks to Claude Code's user settings: a SessionStart hook that starts the " +
+        "service and a PostToolUse hook for Read that reaches it on 127.0.0.1 with a secret.",
+    )
+    .option("--port <n>", "the service's port on 127.0.0.1 (default 47411)", parseCount)
+    .option("--settings <file>", "the settings file to change (default <config>/settings.json)")
+    .action((o: Record<string, unknown>) => {
+      code = claudeInstall({
+        port: o.port as number | undefined,
+        settings: o.settings as string | undefined,
+      });
+    });
+  claude.command("uninstall")
+    .description("Remove readcache's hooks from Claude Code's settings (nothing else).")
+    .option("--settings <file>", "the settings file to change (default <config>/settings.json)")
+    .action(async (o: Record<string, unknown>) => {
+      code = await claudeUninstall({ settings: o.settings as string | undefined });
+    });
+  claude.command("serve")
+    .description("Run the service the hooks reach (what the SessionStart hook starts).")
+    .option("--detach", "start it in the background unless it is already up, then return")
+    .action(async (o: Record<string, unknown>) => {
+      code = await claudeServe({ detach: o.detach === true });
     });
 
   try {

@@ -21,8 +21,15 @@ if (mode !== "test" && mode !== "check") {
 }
 
 /** `.ts` files under `dir`, split by whether they are in a `pi/` folder. */
-function tsFiles(dir: string): { core: string[]; pi: string[]; opencode: string[] } {
-  const out = { core: [] as string[], pi: [] as string[], opencode: [] as string[] };
+function tsFiles(
+  dir: string,
+): { core: string[]; pi: string[]; opencode: string[]; claude: string[] } {
+  const out = {
+    core: [] as string[],
+    pi: [] as string[],
+    opencode: [] as string[],
+    claude: [] as string[],
+  };
   if (!existsSync(join(root, dir))) return out;
   for (const e of readdirSync(join(root, dir), { withFileTypes: true, recursive: true })) {
     if (!e.isFile() || !e.name.endsWith(".ts")) continue;
@@ -34,6 +41,8 @@ function tsFiles(dir: string): { core: string[]; pi: string[]; opencode: string[
       ? out.pi
       : segs.includes("opencode")
       ? out.opencode
+      : segs.includes("claude")
+      ? out.claude
       : out.core;
     bucket.push(rel);
   }
@@ -78,6 +87,8 @@ if (mode === "check") {
     ...cli.core,
     ...tests.opencode,
     ...scripts.opencode,
+    ...tests.claude,
+    ...scripts.claude,
   ]);
   const pi = await run([
     "check",
@@ -118,6 +129,13 @@ const suites: [string, string[]][] = [
     "--no-check=remote",
     ...tests.opencode.filter((f) => f.endsWith("_test.ts")),
   ]],
+  // the Claude Code host against the real claude binary (npm-installed into .scratch/claude-code/)
+  ["claude", [
+    "test",
+    "-A",
+    "--no-check=remote",
+    ...tests.claude.filter((f) => f.endsWith("_test.ts")),
+  ]],
 ];
 for (const [name, args] of suites) {
   console.log(`== ${name} suite`);
@@ -134,6 +152,6 @@ for (const [name, args] of suites) {
 console.log(
   `\n${
     failed === 0 && code === 0 ? "ok" : "FAILED"
-  } | ${passed} passed | ${failed} failed (core, pi and opencode suites)`,
+  } | ${passed} passed | ${failed} failed (core, pi, opencode and claude suites)`,
 );
 Deno.exit(code);

@@ -1,0 +1,461 @@
+/**
+ * The Claude Code host: context-safe read caching for Claude Code's own `Read`
+ * tool, behind its `PostToolUse` hook. Tested with Claude Code 2.1.332.
+ *
+ * Claude Code's `Read` runs as always (permissions, images, PDFs, notebooks,
+ * its size caps); the hook then hands the result to {@linkcode ClaudeCodeHost.handle}.
+ * The host reads the file once more and checks that the lines Claude Code
+ * showed are byte for byte the lines of that read (a file changed since, a
+ * CRLF file, a BOM, shortened lines: no answer, Claude Code's output stands),
+ * derives what the model holds by replaying the session's transcript (SPEC §6,
+ * mapped by {@linkcode claudeBranchToReplay}) and asks the core for the
+ * decision (SPEC §7). A first read keeps Claude Code's text; a repeated one
+ * becomes `[readcache: unchanged, N lines]`, a range marker or a unified diff
+ * (SPEC §8), rendered for Claude Code's line-numbered `Read` as SPEC §11.5
+ * says: its lines are numbered up to 0, where no file line is. Either way
+ * `readcache` metadata (SPEC §5.1) is added to the result's `file` object;
+ * Claude Code stores the replaced result in the transcript, and replay reads
+ * it back. Anything unexpected leaves Claude Code's output as it is: the host
+ * fails open.
+ *
+ * A subagent's calls carry `agent_id`: its view is its own transcript
+ * (`<session>/subagents/agent-<id>.jsonl`), never the main agent's.
+ *
+ * Bases are stored under `<project>/.claude/readcache/` (SPEC §9, §13.4).
+ *
+ * Specified by SPEC.md §11.5.
+ *
+ * @module
+ */
+import { basename, dirname, join } from "node:path";
+import { z } from "zod";
+import { type DecisionConfig, DEFAULT_DECISION_CONFIG, planRead } from "../../core/decision.ts";
+import { BranchKnowledge, type InFlightRead } from "../../core/knowledge.ts";
+import type { LineStretch, ReadCacheMetaV1, ReadMode } from "../../core/meta.ts";
+import {
+  MemoryObjectStore,
+  type ObjectStore,
+  type StoreProblem,
+  type StoreStats,
+} from "../../core/object_store.ts";
+import type { ScopeKey } from "../../core/scope.ts";
+import {
+  decideWithStores,
+  isInsideProject,
+  pathKeyOnDisk,
+  readRegularFile,
+  writeInFlight,
+} from "../../shell/read_service.ts";
+import { FsObjectStore } from "../../store/fs_object_store.ts";
+import { claudeBranchToReplay, claudeFileCall, parseClaudeTranscript } from "./transcript.ts";
+
+export * from "./transcript.ts";
+export type {
+  DecisionConfig,
+  LineStretch,
+  ObjectStore,
+  ReadCacheMetaV1,
+  ReadMode,
+  ScopeKey,
+  StoreProblem,
+  StoreStats,
+};
+
+/**
+ * The fields of a `PostToolUse` hook input the host reads (Claude Code sends
+ * more: `prompt_id`, `permission_mode`, `duration_ms`, ...).
+ *
+ * @example
+ * ```ts
+ * import type { ClaudeHookInputV1 } from "@readcache/core/claude-code";
+ * const input: Partial<ClaudeHookInputV1> = { tool_name: "Read" };
+ * ```
+ */
+export interface ClaudeHookInputV1 {
+  /** The session. */
+  session_id: string;
+  /** The session's transcript (the main agent's, also for a subagent's call). */
+  transcript_path: string;
+  /** The session's working directory. */
+  cwd: string;
+  /** `PostToolUse`. */
+  hook_event_name: string;
+  /** `Read`, `Bash`, ... */
+  tool_name: string;
+  /** The call's arguments. */
+  tool_input: Record<string, unknown>;
+  /** The tool's structured result. */
+  tool_response: unknown;
+  /** The call's id (`toolu_...`). */
+  tool_use_id: string;
+  /** Set on a subagent's calls: its id. */
+  agent_id?: string;
+}
+
+const ClaudeHookInput: z.ZodType<ClaudeHookInputV1, unknown> = z.looseObject({
+  session_id: z.string(),
+  transcript_path: z.string(),
+  cwd: z.string(),
+  hook_event_name: z.string(),
+  tool_name: z.string(),
+  tool_input: z.record(z.string(), z.unknown()),
+  tool_response: z.unknown(),
+  tool_use_id: z.string(),
+  agent_id: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/).optional(),
+});
+
+/**
+ * A hook input checked (see {@linkcode ClaudeHookInputV1}), or `undefined`
+ * when it lacks a field the host reads.
+ *
+ * @example
+ * ```ts
+ * import { parseClaudeHookInput } from "@readcache/core/claude-code";
+ * parseClaudeHookInput({ hook_event_name: "Stop" }); // undefined
+ * ```
+ */
+export function parseClaudeHookInput(input: unknown): ClaudeHookInputV1 | undefined {
+  const parsed = ClaudeHookInput.safeParse(input);
+  return parsed.success ? parsed.data : undefined;
+}
+
+/** Claude Code's `Read` result for a text file. */
+const ReadTextResult = z.looseObject({
+  type: z.literal("text"),
+  file: z.looseObject({
+    filePath: z.string(),
+    content: z.string(),
+    numLines: z.number().int().nonnegative(),
+    startLine: z.number().int().positive(),
+    totalLines: z.number().int().nonnegative(),
+  }),
+});
+
+/**
+ * What the hook answers: `{}` (Claude Code's own output stands) or the
+ * replacement of the tool's result (`updatedToolOutput`, in the tool's own
+ * shape).
+ *
+ * @example
+ * ```ts
+ * import type { ClaudeHookOutput } from "@readcache/core/claude-code";
+ * const keep: ClaudeHookOutput = {};
+ * ```
+ */
+export type ClaudeHookOutput = {
+  hookSpecificOutput?: { hookEventName: "PostToolUse"; updatedToolOutput: unknown };
+};
+
+/**
+ * Options of {@linkcode ClaudeCodeHost}.
+ *
+ * @example
+ * ```ts
+ * import type { ClaudeCodeHostOptions } from "@readcache/core/claude-code";
+ * const o: ClaudeCodeHostOptions = { config: { maxDiffFileLines: 5000 } };
+ * ```
+ */
+export interface ClaudeCodeHostOptions {
+  /** Decision tunables. */
+  config?: Partial<DecisionConfig>;
+  /** The object store of a project (default: `<cwd>/.claude/readcache`). */
+  storeFor?: (cwd: string) => ObjectStore;
+}
+
+/** The largest transcript the host reads (bytes); a larger one is not replayed. */
+const MAX_TRANSCRIPT_BYTES = 512 * 1024 * 1024;
+
+/** Sessions (transcripts) whose in-flight reads are kept. */
+const MAX_SESSIONS = 64;
+
+/** Served reads whose metadata the host keeps for transcripts that do not (subagents'). */
+const MAX_SERVED = 20_000;
+
+/**
+ * The text Claude Code shows the model for a `Read` result's `file`: each line
+ * of `content` prefixed with its number from `startLine` and a tab.
+ *
+ * @example
+ * ```ts
+ * import { claudeReadText } from "@readcache/core/claude-code";
+ * claudeReadText({ content: "a\nb", startLine: 1 }); // "1\ta\n2\tb"
+ * ```
+ */
+export function claudeReadText(file: { content: string; startLine: number }): string {
+  return file.content.split("\n").map((l, i) => `${file.startLine + i}\t${l}`).join("\n");
+}
+
+interface SessionState {
+  knowledge: BranchKnowledge;
+  /** The message whose calls are in flight, and the reads served for it, in serve order. */
+  messageId?: string;
+  served: { callId: string; read: InFlightRead }[];
+}
+
+/**
+ * The transcript a call's view comes from: the session's, or for a
+ * subagent's call (`agent_id`) the subagent's own.
+ *
+ * @example
+ * ```ts
+ * import { claudeTranscriptOf } from "@readcache/core/claude-code";
+ * claudeTranscriptOf("/h/.claude/projects/-w/s1.jsonl", "a7");
+ * // "/h/.claude/projects/-w/s1/subagents/agent-a7.jsonl"
+ * ```
+ */
+export function claudeTranscriptOf(transcriptPath: string, agentId?: string): string {
+  if (agentId === undefined) return transcriptPath;
+  return join(
+    dirname(transcriptPath),
+    basename(transcriptPath, ".jsonl"),
+    "subagents",
+    `agent-${agentId}.jsonl`,
+  );
+}
+
+/**
+ * Renders a cached answer (marker, range marker, diff, partial answer) as the
+ * `file` of a Claude Code `Read` result (SPEC §11.5): Claude Code numbers each
+ * line of `content` from `startLine`, so the answer's lines are numbered up to
+ * 0, where no line of a file is; its first line says what it is.
+ *
+ * @example
+ * ```ts
+ * import { claudeAnswerFile } from "@readcache/core/claude-code";
+ * claudeAnswerFile("[readcache: unchanged, 4 lines]", 4);
+ * // { content: "[readcache: unchanged, 4 lines]", numLines: 1, startLine: 0, totalLines: 4 }
+ * ```
+ */
+export function claudeAnswerFile(
+  text: string,
+  totalLines: number,
+): { content: string; numLines: number; startLine: number; totalLines: number } {
+  const numLines = text.split("\n").length;
+  return { content: text, numLines, startLine: 1 - numLines, totalLines };
+}
+
+/**
+ * The lines Claude Code showed, checked against one read of the file: the
+ * core's request for them (`offset`, `limit`) when they are exactly lines
+ * `startLine`.. of the bytes as the core splits them (`\n`, no `\r`, no BOM,
+ * valid UTF-8), else `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { claudeShownLines } from "@readcache/core/claude-code";
+ * const bytes = new TextEncoder().encode("a\nb\nc\n");
+ * claudeShownLines({ content: "b", numLines: 1, startLine: 2, totalLines: 4 }, bytes);
+ * // { offset: 2, limit: 1, end: 2 }
+ * ```
+ */
+export function claudeShownLines(
+  file: { content: string; numLines: number; startLine: number; totalLines: number },
+  bytes: Uint8Array,
+): { offset?: number; limit?: number; end: number } | undefined {
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return undefined;
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+  if (text.includes("\r")) return undefined;
+  const lines = text.split("\n");
+  const { startLine, numLines } = file;
+  if (file.totalLines !== lines.length || numLines < 1) return undefined;
+  const end = startLine + numLines - 1;
+  if (end > lines.length) return undefined;
+  if (lines.slice(startLine - 1, end).join("\n") !== file.content) return undefined;
+  return {
+    ...(startLine > 1 ? { offset: startLine } : {}),
+    ...(end < lines.length ? { limit: numLines } : {}),
+    end,
+  };
+}
+
+/** How long the host waits for Claude Code to write the call being served to its transcript. */
+const TRANSCRIPT_WAIT_MS = 1000;
+
+/**
+ * The branch ending at the call being served. Claude Code appends rows to the
+ * transcript in order but not at once: the row holding the call may reach the
+ * file after the hook is called, so the file is read again (every 10 ms, up to
+ * {@linkcode TRANSCRIPT_WAIT_MS}) until it holds the call. Once it does, every
+ * row before it is there too.
+ */
+async function currentBranch(
+  transcript: string,
+  callId: string,
+  servedMeta: (callId: string, shownText: string) => unknown,
+) {
+  const deadline = Date.now() + TRANSCRIPT_WAIT_MS;
+  for (;;) {
+    const text = await readRegularFile(transcript, MAX_TRANSCRIPT_BYTES).catch(() => undefined);
+    if (text?.kind !== "ok") return undefined;
+    const branch = claudeBranchToReplay(
+      parseClaudeTranscript(new TextDecoder().decode(text.bytes)),
+      { currentCallId: callId, pathKey: pathKeyOnDisk, servedMeta },
+    );
+    if (branch !== undefined || Date.now() >= deadline) return branch;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/**
+ * The read cache behind Claude Code's hooks: one per service, for any number
+ * of sessions and projects. {@linkcode ClaudeCodeHost.handle} takes a hook's
+ * input and gives its output; calls are served one at a time (parallel
+ * `Read`s run their hooks concurrently).
+ *
+ * @example
+ * ```ts ignore
+ * const host = new ClaudeCodeHost();
+ * const out = await host.handle(await request.json());
+ * ```
+ */
+export class ClaudeCodeHost {
+  readonly #cfg: DecisionConfig;
+  readonly #options: ClaudeCodeHostOptions;
+  readonly #stores = new Map<string, ObjectStore>();
+  /** Bases of files outside the project: this process only (SPEC §13.2). */
+  readonly #volatile = new MemoryObjectStore();
+  readonly #sessions = new Map<string, SessionState>();
+  /** Metadata of served reads by call id, with the text the model was to receive. */
+  readonly #servedMeta = new Map<string, { meta: ReadCacheMetaV1; text: string }>();
+  #queue: Promise<unknown> = Promise.resolve();
+
+  /** A host with these options (one per service). */
+  constructor(options: ClaudeCodeHostOptions = {}) {
+    this.#options = options;
+    this.#cfg = { ...DEFAULT_DECISION_CONFIG, ...options.config };
+  }
+
+  /**
+   * Answers one hook call: `{}` unless a `Read`'s result is replaced. Never
+   * throws: anything unexpected answers `{}` (Claude Code's own output).
+   */
+  handle(input: unknown): Promise<ClaudeHookOutput> {
+    const run = this.#queue.then(() => this.#handle(input)).catch(() => ({}));
+    this.#queue = run;
+    return run;
+  }
+
+  async #handle(raw: unknown): Promise<ClaudeHookOutput> {
+    const input = parseClaudeHookInput(raw);
+    if (input === undefined) return {};
+    if (input.hook_event_name !== "PostToolUse" || input.tool_name !== "Read") return {};
+    const result = ReadTextResult.safeParse(input.tool_response);
+    if (!result.success) return {};
+    return await this.#serveRead(input, result.data) ?? {};
+  }
+
+  #store(cwd: string): ObjectStore {
+    let store = this.#stores.get(cwd);
+    if (store === undefined) {
+      store = this.#options.storeFor?.(cwd) ??
+        new FsObjectStore(join(cwd, ".claude", "readcache"), { projectRoot: cwd });
+      this.#stores.set(cwd, store);
+    }
+    return store;
+  }
+
+  #session(transcript: string): SessionState {
+    let st = this.#sessions.get(transcript);
+    if (st === undefined) {
+      st = { knowledge: new BranchKnowledge(), served: [] };
+      this.#sessions.set(transcript, st);
+      if (this.#sessions.size > MAX_SESSIONS) {
+        this.#sessions.delete(this.#sessions.keys().next().value!);
+      }
+    }
+    return st;
+  }
+
+  async #serveRead(
+    input: ClaudeHookInputV1,
+    result: z.infer<typeof ReadTextResult>,
+  ): Promise<ClaudeHookOutput | undefined> {
+    const call = claudeFileCall("Read", input.tool_input, pathKeyOnDisk);
+    if (call === undefined || result.file.filePath !== call.name) return undefined;
+    const transcript = claudeTranscriptOf(input.transcript_path, input.agent_id);
+    const branch = await currentBranch(transcript, input.tool_use_id, (callId, shown) => {
+      const served = this.#servedMeta.get(callId);
+      // only where the model received exactly what the host answered
+      return served !== undefined && served.text === shown ? served.meta : undefined;
+    });
+    if (branch?.current === undefined) return undefined; // not in its transcript: unknown
+    const st = this.#session(transcript);
+    if (st.messageId !== branch.current.messageId) {
+      st.messageId = branch.current.messageId;
+      st.served = [];
+    }
+    const knowledge = st.knowledge;
+    knowledge.clearOverlay();
+    knowledge.sync(branch.entries);
+    for (const s of st.served) knowledge.recordServed(s.read);
+    const unknown = (): undefined => {
+      st.served.push({ callId: input.tool_use_id, read: { call, callId: input.tool_use_id } });
+      return undefined;
+    };
+
+    const read = await readRegularFile(call.name, this.#cfg.maxFileBytes).catch(() => undefined);
+    if (read?.kind !== "ok") return unknown();
+    const shown = claudeShownLines(result.file, read.bytes);
+    // the lines shown must be the lines of this read, starting where the call asked
+    if (shown === undefined || result.file.startLine !== (call.offset ?? 1)) return unknown();
+
+    // a call later in the message that reads this file was served first: its answer already
+    // stands after this one in the model's context, so this one re-anchors instead
+    const order = branch.current.callIds;
+    const mine = order.indexOf(input.tool_use_id);
+    const servedLater = st.served.some((s) =>
+      order.indexOf(s.callId) > mine && s.read.call !== undefined &&
+      (s.read.call.pathKey === call.pathKey || s.read.call.name === call.name)
+    );
+    const plan = planRead({
+      displayPath: call.name,
+      pathKey: call.pathKey,
+      offset: shown.offset,
+      limit: shown.limit,
+      bytes: read.bytes,
+      knowledge: knowledge.file(call.pathKey, call.name),
+      bypass: servedLater || knowledge.opaqueInFlight() ||
+        writeInFlight(call, knowledge.pendingChanges()),
+      config: this.#options.config,
+    });
+    const inside = this.#cfg.persistOutsideProject || isInsideProject(call.pathKey, input.cwd);
+    const stores = inside ? [this.#store(input.cwd), this.#volatile] : [this.#volatile];
+    const decision = await decideWithStores(plan, stores);
+    if (decision.store !== undefined) {
+      await stores[0].put(decision.store.hash, decision.store.bytes).catch(() => undefined);
+    }
+    const meta = decision.details.readcache;
+    if (
+      meta === undefined || meta.rangeStart !== result.file.startLine || meta.rangeEnd !== shown.end
+    ) {
+      return unknown();
+    }
+    const plain = decision.mode === "full" || decision.mode === "baseline_fallback";
+    const file = plain
+      ? { ...result.file }
+      : { ...result.file, ...claudeAnswerFile(decision.text, result.file.totalLines) };
+    const served: ReadCacheMetaV1 = {
+      ...meta,
+      bytes: new TextEncoder().encode(file.content).length,
+    };
+    st.served.push({
+      callId: input.tool_use_id,
+      read: { meta: served, call, callId: input.tool_use_id },
+    });
+    this.#servedMeta.set(input.tool_use_id, { meta: served, text: claudeReadText(file) });
+    if (this.#servedMeta.size > MAX_SERVED) {
+      this.#servedMeta.delete(this.#servedMeta.keys().next().value!);
+    }
+    return {
+      hookSpecificOutput: {
+        hookEventName: "PostToolUse",
+        updatedToolOutput: { ...result, file: { ...file, readcache: served } },
+      },
+    };
+  }
+}

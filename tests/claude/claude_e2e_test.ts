@@ -1,0 +1,292 @@
+// End to end with the real Claude Code binary (2.1.332, pinned; installed from npm into
+// .scratch/claude-code/ by scripts/claude/claude_bin.ts), offline: a fake Messages API on
+// loopback drives whole sessions, Claude Code's PostToolUse hook for Read reaches readcache's
+// loopback service, and the tests assert on the tool_result texts the fake API receives: what the
+// model saw (SPEC §11.5).
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { claudeBinary } from "../../scripts/claude/claude_bin.ts";
+import { type ClaudeSandbox, startClaudeSandbox } from "../../scripts/claude/claude_session.ts";
+import { startClaudeCodeService } from "../../src/adapters/claude/service.ts";
+import { MemoryObjectStore } from "../../src/core/object_store.ts";
+
+const found = await claudeBinary();
+const ignore = "skip" in found;
+if (ignore) console.warn(`claude e2e skipped: ${found.skip}`);
+const bin = "bin" in found ? found.bin : "";
+const SECRET = "e2e-secret-0123456789-abcdefghijklmnop";
+const FILE = "alpha\nbeta\ngamma\n";
+const FULL = "1\talpha\n2\tbeta\n3\tgamma\n4\t";
+
+async function withSession(
+  fn: (s: ClaudeSandbox, read: (input?: Record<string, unknown>) => void) => Promise<void>,
+  hookUrl?: (s: { port: number; url: string }) => string,
+): Promise<void> {
+  const service = startClaudeCodeService({
+    port: 0,
+    secret: SECRET,
+    storeFor: () => new MemoryObjectStore(),
+  });
+  const s = await startClaudeSandbox(bin, hookUrl ? hookUrl(service) : service.url);
+  try {
+    await Deno.writeTextFile(join(s.work, "a.txt"), FILE);
+    const read = (input: Record<string, unknown> = {}) =>
+      s.api.queue.push({
+        calls: [{ name: "Read", input: { file_path: join(s.work, "a.txt"), ...input } }],
+      });
+    await fn(s, read);
+  } finally {
+    await s.close();
+    await service.close();
+  }
+}
+
+/** The tool results of the calls made so far, in call order. */
+function results(s: ClaudeSandbox): string[] {
+  const by = s.toolResults();
+  return s.api.calls.map((c) => by.get(c.id) ?? "(no result)");
+}
+
+async function ok(s: ClaudeSandbox, args: string[]): Promise<void> {
+  const r = await s.run(args);
+  assert.equal(r.code, 0, `claude ${args.join(" ")} failed:\n${r.stderr}\n${r.stdout}`);
+}
+
+Deno.test({
+  name: "claude e2e: a re-read is a marker at line 0; after a bash change or an edit the file",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await withSession(async (s, read) => {
+      read();
+      read();
+      read({ offset: 2, limit: 1 });
+      s.api.queue.push({ calls: [{ name: "Bash", input: { command: "echo delta >> a.txt" } }] });
+      read();
+      s.api.queue.push({
+        calls: [{
+          name: "Edit",
+          input: { file_path: join(s.work, "a.txt"), old_string: "beta", new_string: "BETA" },
+        }],
+      });
+      read();
+      read();
+      s.api.queue.push({ text: "done" });
+      await ok(s, ["-p", "go"]);
+      const r = results(s);
+      assert.equal(r[0], FULL);
+      assert.equal(r[1], "0\t[readcache: unchanged, 4 lines]");
+      assert.equal(r[2], "0\t[readcache: unchanged in lines 2-2 of 4]");
+      // after a command that may change any file: the whole file again
+      assert.equal(r[4], "1\talpha\n2\tbeta\n3\tgamma\n4\tdelta\n5\t");
+      // after an edit (no belief yet): the whole file again
+      assert.equal(r[6], "1\talpha\n2\tBETA\n3\tgamma\n4\tdelta\n5\t");
+      assert.equal(r[7], "0\t[readcache: unchanged, 5 lines]");
+    });
+  },
+});
+
+Deno.test({
+  name: "claude e2e: a change by another process is a diff, numbered up to 0",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await withSession(async (s, read) => {
+      const lines = Array.from({ length: 30 }, (_, i) => `line ${i + 1} of the file`);
+      await Deno.writeTextFile(join(s.work, "a.txt"), lines.join("\n") + "\n");
+      read();
+      await ok(s, ["-p", "go"]);
+      lines[19] = "line twenty, changed";
+      await Deno.writeTextFile(join(s.work, "a.txt"), lines.join("\n") + "\n");
+      read();
+      await ok(s, ["--continue", "-p", "again"]);
+      const shown = results(s)[1].split("\n");
+      assert.match(shown[0], /^-\d+\t\[readcache: 2 lines changed of 31\]$/);
+      assert.equal(shown.at(-1)!.split("\t")[0], "0", "the last line is numbered 0");
+      assert.ok(
+        shown.every((l) => Number(l.split("\t")[0]) <= 0),
+        "no line numbered as the file's",
+      );
+      assert.ok(shown.some((l) => l.endsWith("\t+line twenty, changed")));
+      assert.ok(shown.some((l) => l.endsWith("\t-line 20 of the file")));
+    });
+  },
+});
+
+Deno.test({
+  name: "claude e2e: after /compact the next read is the file; --resume and --fork-session " +
+    "keep what the branch holds",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await withSession(async (s, read) => {
+      read();
+      read();
+      await ok(s, ["-p", "go"]);
+      await ok(s, ["--continue", "-p", "/compact"]);
+      read();
+      await ok(s, ["--continue", "-p", "after compact"]);
+      read();
+      await ok(s, ["--continue", "-p", "again"]);
+      read();
+      await ok(s, ["--continue", "--fork-session", "-p", "fork"]);
+      const projects = join(s.configDir, "projects");
+      const sessions: string[] = [];
+      for await (const d of Deno.readDir(projects)) {
+        for await (const f of Deno.readDir(join(projects, d.name))) {
+          if (f.name.endsWith(".jsonl")) sessions.push(f.name.slice(0, -".jsonl".length));
+        }
+      }
+      assert.equal(sessions.length, 2, "the fork wrote a session file of its own");
+      read();
+      const first = sessions.find((id) =>
+        Deno.readTextFileSync(
+          join(projects, [...Deno.readDirSync(projects)][0].name, `${id}.jsonl`),
+        )
+          .includes('"compact_boundary"')
+      )!;
+      await ok(s, ["--resume", first, "-p", "resumed"]);
+      const r = results(s);
+      assert.equal(r[0], FULL);
+      assert.equal(r[1], "0\t[readcache: unchanged, 4 lines]");
+      assert.equal(r[2], FULL, "the first read after /compact shows the file");
+      assert.equal(r[3], "0\t[readcache: unchanged, 4 lines]");
+      assert.equal(r[4], "0\t[readcache: unchanged, 4 lines]", "a fork holds what it copied");
+      assert.equal(r[5], "0\t[readcache: unchanged, 4 lines]", "--resume holds the branch");
+    });
+  },
+});
+
+Deno.test({
+  name: "claude e2e: a subagent's first read of a file the main agent holds is the file",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await withSession(async (s, read) => {
+      read();
+      s.api.queue.push({
+        calls: [{
+          name: "Agent",
+          input: {
+            description: "look",
+            prompt: "SUBTASK-7 read a.txt",
+            subagent_type: "general-purpose",
+            run_in_background: false,
+          },
+        }],
+      });
+      s.api.agents.set("SUBTASK-7", [
+        { calls: [{ name: "Read", input: { file_path: join(s.work, "a.txt") } }] },
+        { calls: [{ name: "Read", input: { file_path: join(s.work, "a.txt") } }] },
+        { text: "sub done" },
+      ]);
+      read();
+      s.api.queue.push({ text: "done" });
+      await ok(s, ["-p", "go"]);
+      // let a background agent finish
+      for (let i = 0; i < 50 && s.api.calls.filter((c) => c.name === "Read").length < 4; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const by = s.toolResults();
+      const reads = s.api.calls.filter((c) => c.name === "Read").map((c) => by.get(c.id));
+      assert.equal(reads.length, 4, JSON.stringify(reads));
+      // main: the file; the subagent: the file (it never saw it), then a marker; main again: the
+      // file (the agent may have changed any file)
+      assert.deepEqual(reads, [FULL, FULL, "0\t[readcache: unchanged, 4 lines]", FULL]);
+    });
+  },
+});
+
+Deno.test({
+  name: "claude e2e: a service that is down leaves Claude Code's own output",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await withSession(async (s, read) => {
+      read();
+      read();
+      await ok(s, ["-p", "go"]);
+      assert.deepEqual(results(s), [FULL, FULL]);
+    }, () => "http://127.0.0.1:9/hook/" + SECRET);
+  },
+});
+
+Deno.test({
+  name: "claude e2e: Claude Code applies a replacement only in Read's own shape",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    // a hook server answering the first Read with a plain string, the second in Read's shape
+    let n = 0;
+    const hook = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
+      const body = await req.json();
+      const file = body.tool_response.file;
+      n++;
+      return Response.json({
+        hookSpecificOutput: {
+          hookEventName: "PostToolUse",
+          updatedToolOutput: n === 1
+            ? "[readcache: unchanged]"
+            : { type: "text", file: { ...file, content: "X", numLines: 1, startLine: 0 } },
+        },
+      });
+    });
+    try {
+      await withSession(async (s, read) => {
+        read();
+        read();
+        await ok(s, ["-p", "go"]);
+        assert.deepEqual(results(s), [FULL, "0\tX"]);
+      }, () => `http://127.0.0.1:${(hook.addr as Deno.NetAddr).port}/hook`);
+    } finally {
+      await hook.shutdown();
+    }
+  },
+});
+
+Deno.test({
+  name: "claude e2e: `readcache claude install` is the one step: the session starts the " +
+    "service and its reads are cached; uninstall stops it",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const s = await startClaudeSandbox(bin);
+    const cli = (...args: string[]) =>
+      new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", "--quiet", "cli/main.ts", "claude", ...args],
+        env: { CLAUDE_CONFIG_DIR: s.configDir },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+    try {
+      // a free port for this test
+      const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+      const port = (probe.addr as Deno.NetAddr).port;
+      probe.close();
+      assert.equal((await cli("install", "--port", String(port))).code, 0);
+      await Deno.writeTextFile(join(s.work, "a.txt"), FILE);
+      for (let i = 0; i < 2; i++) {
+        s.api.queue.push({
+          calls: [{ name: "Read", input: { file_path: join(s.work, "a.txt") } }],
+        });
+      }
+      await ok(s, ["-p", "go"]);
+      assert.deepEqual(results(s), [FULL, "0\t[readcache: unchanged, 4 lines]"]);
+      assert.ok(
+        (await Deno.stat(join(s.work, ".claude", "readcache"))).isDirectory,
+        "bases are kept in the project's .claude/readcache",
+      );
+      const out = await cli("uninstall");
+      assert.match(new TextDecoder().decode(out.stdout), /the service is stopped/);
+    } finally {
+      await s.close();
+    }
+  },
+});

@@ -1,0 +1,96 @@
+// `readcache claude install|uninstall` and the service's door (SPEC §11.5): one step in, one step
+// out, nothing of the user's touched; no answer without the secret.
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { startClaudeCodeService } from "../../src/adapters/claude/service.ts";
+
+async function cli(configDir: string, ...args: string[]) {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--quiet", "cli/main.ts", "claude", ...args],
+    env: { CLAUDE_CONFIG_DIR: configDir, NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const dec = new TextDecoder();
+  return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
+}
+
+Deno.test("claude install adds the two hooks with a secret; uninstall removes only them", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const mine = { type: "command", command: "echo mine" };
+    await Deno.writeTextFile(
+      join(dir, "settings.json"),
+      JSON.stringify({ model: "x", hooks: { PostToolUse: [{ matcher: "Bash", hooks: [mine] }] } }),
+    );
+    const r = await cli(dir, "install", "--port", "45678");
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /readcache is installed for Claude Code/);
+    const service = JSON.parse(await Deno.readTextFile(join(dir, "readcache", "service.json")));
+    assert.equal(service.port, 45678);
+    assert.match(service.secret, /^[A-Za-z0-9_-]{43}$/);
+    assert.equal((await Deno.stat(join(dir, "readcache", "service.json"))).mode! & 0o777, 0o600);
+    const settings = JSON.parse(await Deno.readTextFile(join(dir, "settings.json")));
+    assert.equal(settings.model, "x");
+    assert.deepEqual(settings.hooks.PostToolUse[0], { matcher: "Bash", hooks: [mine] });
+    assert.equal(
+      settings.hooks.PostToolUse[1].hooks[0].url,
+      `http://127.0.0.1:45678/hook/${service.secret}`,
+    );
+    assert.match(settings.hooks.SessionStart[0].hooks[0].command, /claude' 'serve' --detach$/);
+    // again: the same secret, no second copy of the hooks
+    assert.equal((await cli(dir, "install")).code, 0);
+    const again = JSON.parse(await Deno.readTextFile(join(dir, "settings.json")));
+    assert.equal(again.hooks.PostToolUse.length, 2);
+    assert.equal(again.hooks.SessionStart.length, 1);
+    assert.equal(
+      again.hooks.PostToolUse[1].hooks[0].url,
+      settings.hooks.PostToolUse[1].hooks[0].url,
+    );
+
+    assert.equal((await cli(dir, "uninstall")).code, 0);
+    const after = JSON.parse(await Deno.readTextFile(join(dir, "settings.json")));
+    assert.deepEqual(after, {
+      model: "x",
+      hooks: { PostToolUse: [{ matcher: "Bash", hooks: [mine] }] },
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("claude install refuses a settings file that is not JSON, and changes nothing", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(join(dir, "settings.json"), "{ not json");
+    const r = await cli(dir, "install");
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /settings\.json is not valid JSON/);
+    assert.equal(await Deno.readTextFile(join(dir, "settings.json")), "{ not json");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the service answers only with its secret, on 127.0.0.1, and {} to what it cannot use", async () => {
+  const secret = "s".repeat(40);
+  const s = startClaudeCodeService({ port: 0, secret });
+  try {
+    const at = (path: string, init?: RequestInit) =>
+      fetch(`http://127.0.0.1:${s.port}${path}`, init).then(async (r) => ({
+        status: r.status,
+        body: await r.text(),
+      }));
+    assert.equal((await at(`/hook/${"t".repeat(40)}`, { method: "POST", body: "{}" })).status, 404);
+    assert.equal((await at("/hook/", { method: "POST", body: "{}" })).status, 404);
+    assert.deepEqual(await at(`/hook/${secret}`, { method: "POST", body: "not json" }), {
+      status: 200,
+      body: "{}",
+    });
+    const health = await at(`/hook/${secret}`);
+    assert.equal(JSON.parse(health.body).service, "readcache");
+    assert.throws(() => startClaudeCodeService({ port: 0, secret: "short" }), /32 to 256/);
+  } finally {
+    await s.close();
+  }
+});
