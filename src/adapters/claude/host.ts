@@ -8,7 +8,7 @@
  * showed are byte for byte the lines of that read (a file changed since, a
  * CRLF file, a BOM, shortened lines: no answer, Claude Code's output stands),
  * derives what the model holds by replaying the session's transcript (SPEC §6,
- * mapped by {@linkcode claudeBranchToReplay}) and asks the core for the
+ * mapped by {@linkcode ClaudeTranscriptIndex}, read as Claude Code appends to it) and asks the core for the
  * decision (SPEC §7). A first read keeps Claude Code's text; a repeated one
  * becomes `[readcache: unchanged, N lines]`, a range marker or a unified diff
  * (SPEC §8), rendered for Claude Code's line-numbered `Read` as SPEC §11.5
@@ -27,6 +27,8 @@
  *
  * @module
  */
+import { constants } from "node:fs";
+import { open } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { z } from "zod";
 import { type DecisionConfig, DEFAULT_DECISION_CONFIG, planRead } from "../../core/decision.ts";
@@ -47,7 +49,7 @@ import {
   writeInFlight,
 } from "../../shell/read_service.ts";
 import { FsObjectStore } from "../../store/fs_object_store.ts";
-import { claudeBranchToReplay, claudeFileCall, parseClaudeTranscript } from "./transcript.ts";
+import { ClaudeTranscriptIndex, claudeFileCall, parseClaudeTranscript } from "./transcript.ts";
 
 export * from "./transcript.ts";
 export type {
@@ -186,6 +188,11 @@ export function claudeReadText(file: { content: string; startLine: number }): st
 }
 
 interface SessionState {
+  /** The transcript's rows so far, and where in the file the next row starts. */
+  index: ClaudeTranscriptIndex;
+  offset: number;
+  /** The file's inode: another file at the path is indexed again. */
+  ino: number | null;
   knowledge: BranchKnowledge;
   /** The message whose calls are in flight, and the reads served for it, in serve order. */
   messageId?: string;
@@ -277,27 +284,52 @@ export function claudeShownLines(
 const TRANSCRIPT_WAIT_MS = 1000;
 
 /**
- * The branch ending at the call being served. Claude Code appends rows to the
- * transcript in order but not at once: the row holding the call may reach the
- * file after the hook is called, so the file is read again (every 10 ms, up to
- * {@linkcode TRANSCRIPT_WAIT_MS}) until it holds the call. Once it does, every
- * row before it is there too.
+ * Brings a session's transcript index up to the end of its file, reading only
+ * the bytes appended since the last call (whole lines; a line still being
+ * written waits for the next call). A file that shrank or was replaced is
+ * indexed again from its start. `false` when the file cannot be read as a
+ * regular file (then nothing is known of the session).
  */
-async function currentBranch(
-  transcript: string,
-  callId: string,
-  servedMeta: (callId: string, shownText: string) => unknown,
-) {
-  const deadline = Date.now() + TRANSCRIPT_WAIT_MS;
-  for (;;) {
-    const text = await readRegularFile(transcript, MAX_TRANSCRIPT_BYTES).catch(() => undefined);
-    if (text?.kind !== "ok") return undefined;
-    const branch = claudeBranchToReplay(
-      parseClaudeTranscript(new TextDecoder().decode(text.bytes)),
-      { currentCallId: callId, pathKey: pathKeyOnDisk, servedMeta },
-    );
-    if (branch !== undefined || Date.now() >= deadline) return branch;
-    await new Promise((r) => setTimeout(r, 10));
+async function syncTranscript(st: SessionState, path: string): Promise<boolean> {
+  let fh;
+  try {
+    fh = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = await fh.stat();
+    if (!stat.isFile()) return false;
+    if (stat.size < st.offset || stat.ino !== st.ino) {
+      st.index = new ClaudeTranscriptIndex();
+      st.offset = 0;
+      st.ino = stat.ino;
+      st.knowledge.reset();
+    }
+    if (stat.size > MAX_TRANSCRIPT_BYTES) return false;
+    const decoder = new TextDecoder();
+    const chunk = new Uint8Array(1 << 20);
+    let carry = new Uint8Array(0);
+    for (;;) {
+      const { bytesRead } = await fh.read(chunk, 0, chunk.length, st.offset + carry.length);
+      if (bytesRead === 0) break;
+      const bytes = new Uint8Array(carry.length + bytesRead);
+      bytes.set(carry);
+      bytes.set(chunk.subarray(0, bytesRead), carry.length);
+      const end = bytes.lastIndexOf(0x0a);
+      if (end < 0) {
+        carry = bytes;
+        continue;
+      }
+      for (const row of parseClaudeTranscript(decoder.decode(bytes.subarray(0, end)))) {
+        st.index.add(row);
+      }
+      st.offset += end + 1;
+      carry = bytes.slice(end + 1);
+    }
+    return true;
+  } finally {
+    await fh.close().catch(() => {});
   }
 }
 
@@ -362,7 +394,13 @@ export class ClaudeCodeHost {
   #session(transcript: string): SessionState {
     let st = this.#sessions.get(transcript);
     if (st === undefined) {
-      st = { knowledge: new BranchKnowledge(), served: [] };
+      st = {
+        index: new ClaudeTranscriptIndex(),
+        offset: 0,
+        ino: null,
+        knowledge: new BranchKnowledge(),
+        served: [],
+      };
       this.#sessions.set(transcript, st);
       if (this.#sessions.size > MAX_SESSIONS) {
         this.#sessions.delete(this.#sessions.keys().next().value!);
@@ -378,13 +416,27 @@ export class ClaudeCodeHost {
     const call = claudeFileCall("Read", input.tool_input, pathKeyOnDisk);
     if (call === undefined || result.file.filePath !== call.name) return undefined;
     const transcript = claudeTranscriptOf(input.transcript_path, input.agent_id);
-    const branch = await currentBranch(transcript, input.tool_use_id, (callId, shown) => {
-      const served = this.#servedMeta.get(callId);
-      // only where the model received exactly what the host answered
-      return served !== undefined && served.text === shown ? served.meta : undefined;
-    });
-    if (branch?.current === undefined) return undefined; // not in its transcript: unknown
     const st = this.#session(transcript);
+    const options = {
+      currentCallId: input.tool_use_id,
+      pathKey: pathKeyOnDisk,
+      servedMeta: (callId: string, shown: string) => {
+        const served = this.#servedMeta.get(callId);
+        // only where the model received exactly what the host answered
+        return served !== undefined && served.text === shown ? served.meta : undefined;
+      },
+    };
+    // Claude Code appends rows in order but not at once: the row holding the call may reach the
+    // file after the hook is called; once it is there, every row before it is too
+    const deadline = Date.now() + TRANSCRIPT_WAIT_MS;
+    let branch;
+    for (;;) {
+      if (!await syncTranscript(st, transcript)) return undefined;
+      branch = st.index.branch(options);
+      if (branch !== undefined || Date.now() >= deadline) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    if (branch?.current === undefined) return undefined; // not in its transcript: unknown
     if (st.messageId !== branch.current.messageId) {
       st.messageId = branch.current.messageId;
       st.served = [];

@@ -117,13 +117,6 @@ export interface ClaudeBranch {
   current?: { messageId: string; callIds: string[] };
 }
 
-/** A tool call of an assistant message. */
-interface ToolUse {
-  id: string;
-  name: string;
-  input: Record<string, unknown>;
-}
-
 function record(v: unknown): Record<string, unknown> {
   return typeof v === "object" && v !== null ? v as Record<string, unknown> : {};
 }
@@ -239,24 +232,44 @@ export function parseClaudeTranscript(text: string): ClaudeRowLike[] {
   return rows;
 }
 
-function toolUsesOf(row: ClaudeRowLike): ToolUse[] {
-  const content = row.message?.content;
-  if (row.type !== "assistant" || !Array.isArray(content)) return [];
-  const out: ToolUse[] = [];
-  for (const block of content) {
-    const b = record(block);
-    if (b.type === "tool_use" && typeof b.id === "string" && typeof b.name === "string") {
-      out.push({ id: b.id, name: b.name, input: record(b.input) });
-    }
-  }
-  return out;
+/** A tool call of an assistant message, reduced to what the mapping reads. */
+interface ToolUse {
+  id: string;
+  name: string;
+  cls: ReturnType<typeof claudeToolClass>;
+  /** Shows no file content (a read-only command such as `ls`). */
+  showsNothing: boolean;
+  /** `file_path`, `notebook_path`, `offset`, `limit` of the call. */
+  input: Record<string, unknown>;
+  /** For a `Write`: the proof its content gives, if any. */
+  proof?: { hash: string; totalLines: number; bytes: number };
 }
 
+/** The result of a tool call, reduced to what the mapping reads. */
 interface ToolResult {
-  id: string;
+  /** The row holding it. */
+  uuid: string;
+  parentUuid: string | null;
   isError: boolean;
-  /** The text the model received. */
-  text: string;
+  /** The host's record: `toolUseResult.file.readcache` (a Read) or `toolUseResult.readcache`. */
+  meta?: unknown;
+  /** `toolUseResult.type` (`text` for a text Read). */
+  resultType?: unknown;
+  /** The row keeps no `toolUseResult` (a subagent's transcript). */
+  bare: boolean;
+  /** For a bare Read result: the text the model received. */
+  text?: string;
+}
+
+/** A transcript row, reduced to what the mapping reads. */
+interface SlimRow {
+  uuid: string;
+  parentUuid: string | null;
+  kind: "user" | "result" | "notification" | "assistant" | "boundary" | "file" | "skip";
+  /** For an assistant row: the response's id. */
+  mid?: string;
+  /** For an attachment that names a file: its path. */
+  file?: string;
 }
 
 function resultText(content: unknown): string {
@@ -265,23 +278,6 @@ function resultText(content: unknown): string {
   return content.map((b) => record(b).type === "text" ? String(record(b).text ?? "") : "").join(
     "\n",
   );
-}
-
-function toolResultsOf(row: ClaudeRowLike): ToolResult[] {
-  const content = row.message?.content;
-  if (row.type !== "user" || !Array.isArray(content)) return [];
-  const out: ToolResult[] = [];
-  for (const block of content) {
-    const b = record(block);
-    if (b.type === "tool_result" && typeof b.tool_use_id === "string") {
-      out.push({ id: b.tool_use_id, isError: b.is_error === true, text: resultText(b.content) });
-    }
-  }
-  return out;
-}
-
-function userText(row: ClaudeRowLike): string {
-  return resultText(row.message?.content);
 }
 
 /** The file an attachment row names (`filename`, or the path of its Read-shaped content). */
@@ -294,22 +290,203 @@ function attachedFile(row: ClaudeRowLike): string | undefined {
 
 /** The proof a successful `Write` gives (SPEC §5.8), as for pi's and OpenCode's write. */
 function writeProof(
-  call: ReadCall,
   input: Record<string, unknown>,
-): { call: ReadCall; hash: string; totalLines: number; bytes: number } | undefined {
+): { hash: string; totalLines: number; bytes: number } | undefined {
   const content = input.content;
   if (typeof content !== "string" || !content.isWellFormed() || content.startsWith("\uFEFF")) {
     return undefined;
   }
   const bytes = new TextEncoder().encode(content).length;
-  return { call, hash: sha256Hex(content), totalLines: countLines(content), bytes };
+  return { hash: sha256Hex(content), totalLines: countLines(content), bytes };
+}
+
+const KEPT_INPUT = ["file_path", "notebook_path", "offset", "limit"];
+
+/**
+ * A transcript as the mapping needs it, built row by row as Claude Code
+ * appends them (SPEC §6.4: a long session is not read again at every call):
+ * each row reduced to its links, its kind, its calls and results, and their
+ * records. {@linkcode ClaudeTranscriptIndex.branch} converts the chain that
+ * ends at a call.
+ *
+ * @example
+ * ```ts
+ * import { ClaudeTranscriptIndex } from "@readcache/core/claude-code";
+ * const index = new ClaudeTranscriptIndex();
+ * index.add({ type: "user", uuid: "u1", parentUuid: null, message: { role: "user", content: "go" } });
+ * index.branch({ pathKey: (p) => p })?.entries.length; // 1
+ * ```
+ */
+export class ClaudeTranscriptIndex {
+  readonly #rows = new Map<string, SlimRow>();
+  readonly #messageRows = new Map<string, string[]>();
+  readonly #uses = new Map<string, ToolUse[]>();
+  readonly #results = new Map<string, ToolResult>();
+  readonly #callRow = new Map<string, string>();
+  #last?: string;
+
+  /** Rows added (with a uuid). */
+  get size(): number {
+    return this.#rows.size;
+  }
+
+  /** Adds one row (file order). */
+  add(row: ClaudeRowLike): void {
+    const uuid = row.uuid;
+    if (typeof uuid !== "string") return;
+    const parentUuid = typeof row.parentUuid === "string" ? row.parentUuid : null;
+    const slim: SlimRow = { uuid, parentUuid, kind: "skip" };
+    const content = row.message?.content;
+    if (row.type === "system") {
+      if (row.subtype === "compact_boundary") slim.kind = "boundary";
+    } else if (row.type === "attachment") {
+      const file = attachedFile(row);
+      if (file !== undefined && file.startsWith("/")) {
+        slim.kind = "file";
+        slim.file = file;
+      }
+    } else if (row.type === "assistant") {
+      slim.kind = "assistant";
+      slim.mid = typeof row.message?.id === "string" ? row.message.id : uuid;
+      const list = this.#messageRows.get(slim.mid) ?? [];
+      list.push(uuid);
+      this.#messageRows.set(slim.mid, list);
+      const uses = this.#uses.get(slim.mid) ?? [];
+      for (const block of Array.isArray(content) ? content : []) {
+        const b = record(block);
+        if (b.type !== "tool_use" || typeof b.id !== "string" || typeof b.name !== "string") {
+          continue;
+        }
+        this.#callRow.set(b.id, uuid);
+        if (uses.some((u) => u.id === b.id)) continue;
+        const input = record(b.input);
+        const kept: Record<string, unknown> = {};
+        for (const k of KEPT_INPUT) if (k in input) kept[k] = input[k];
+        const cls = claudeToolClass(b.name, input);
+        uses.push({
+          id: b.id,
+          name: b.name,
+          cls,
+          showsNothing: showsNothing(b.name, input),
+          input: kept,
+          ...(b.name === "Write" ? { proof: writeProof(input) } : {}),
+        });
+      }
+      this.#uses.set(slim.mid, uses);
+    } else if (row.type === "user") {
+      const blocks = Array.isArray(content)
+        ? content.map(record).filter((b) =>
+          b.type === "tool_result" && typeof b.tool_use_id === "string"
+        )
+        : [];
+      if (blocks.length > 0) {
+        slim.kind = "result";
+        const tur = record(row.toolUseResult);
+        const bare = row.toolUseResult === undefined;
+        for (const b of blocks) {
+          this.#results.set(b.tool_use_id as string, {
+            uuid,
+            parentUuid,
+            isError: b.is_error === true,
+            meta: tur.type === "text" ? record(tur.file).readcache : tur.readcache,
+            resultType: tur.type,
+            bare,
+            ...(bare ? { text: resultText(b.content) } : {}),
+          });
+        }
+      } else {
+        slim.kind = /^\s*<task-notification>/.test(resultText(content)) ? "notification" : "user";
+      }
+    }
+    this.#rows.set(uuid, slim);
+    if (row.type === "user" || row.type === "assistant" || row.type === "system") this.#last = uuid;
+  }
+
+  /**
+   * The branch that ends at the call being served (`currentCallId`), or,
+   * without one, at the newest row; see the module documentation for the
+   * mapping. `undefined` when the call is not in the transcript (yet).
+   */
+  branch(options: ClaudeBranchOptions): ClaudeBranch | undefined {
+    const leaf = options.currentCallId === undefined
+      ? this.#last
+      : this.#callRow.get(options.currentCallId);
+    if (leaf === undefined) return options.currentCallId === undefined ? { entries: [] } : undefined;
+
+    // the chain, leaf back to the root or the compact boundary
+    const chain: SlimRow[] = [];
+    const seen = new Set<string>();
+    for (let row = this.#rows.get(leaf); row !== undefined;) {
+      if (seen.has(row.uuid)) break;
+      seen.add(row.uuid);
+      chain.push(row);
+      if (row.kind === "boundary") break;
+      row = row.parentUuid === null ? undefined : this.#rows.get(row.parentUuid);
+    }
+    chain.reverse();
+
+    const entries: ReplayEntry[] = [];
+    let parentId: string | null = null;
+    const push = (e: ReplayEntry): void => {
+      e.parentId = parentId;
+      parentId = e.id;
+      entries.push(e);
+    };
+    const done = new Set<string>();
+    for (const row of chain) {
+      const id = row.uuid;
+      switch (row.kind) {
+        case "boundary":
+          push({ id, parentId: null, kind: "compaction" });
+          continue;
+        case "file": {
+          // the model saw text of the file the cache did not serve: its lines are unknown
+          const call = { name: row.file!, pathKey: options.pathKey(row.file!) };
+          push({ id, parentId: null, kind: "read", meta: undefined, call });
+          continue;
+        }
+        case "notification":
+          // a background agent's report: it may quote files as they were at some point
+          push({ id, parentId: null, kind: "tool", tool: "task-notification" });
+          continue;
+        case "user":
+          push({ id, parentId: null, kind: "other" });
+          continue;
+        case "assistant":
+          break;
+        default:
+          continue; // results are placed after their message; bookkeeping rows are no turn
+      }
+      const mid = row.mid!;
+      if (done.has(mid)) continue;
+      done.add(mid);
+      const mine = new Set(this.#messageRows.get(mid) ?? [id]);
+      const uses = this.#uses.get(mid) ?? [];
+      const head = messageHead(id, uses, options);
+      if (options.currentCallId !== undefined && uses.some((u) => u.id === options.currentCallId)) {
+        push(head);
+        return { entries, current: { messageId: mid, callIds: uses.map((u) => u.id) } };
+      }
+      push(head);
+      for (const use of uses) {
+        const result = this.#results.get(use.id);
+        // a call that never got a result: the core leaves its file unknown from its turn's start
+        if (result === undefined || result.parentUuid === null || !mine.has(result.parentUuid)) {
+          continue;
+        }
+        push(resultEntry(use, result, options));
+      }
+    }
+    return { entries };
+  }
 }
 
 /**
  * Converts a Claude Code transcript's rows (file order) into the branch that
  * ends at the call being served (`currentCallId`), or, without one, at the
  * newest row; see the module documentation for the mapping. `undefined` when
- * the call is not in the transcript (yet).
+ * the call is not in the transcript (yet). A host that serves many calls of
+ * one session keeps a {@linkcode ClaudeTranscriptIndex} instead.
  *
  * @example
  * ```ts
@@ -326,98 +503,9 @@ export function claudeBranchToReplay(
   rows: readonly ClaudeRowLike[],
   options: ClaudeBranchOptions,
 ): ClaudeBranch | undefined {
-  const byUuid = new Map<string, ClaudeRowLike>();
-  const messageRows = new Map<string, ClaudeRowLike[]>();
-  const resultRow = new Map<string, { row: ClaudeRowLike; result: ToolResult }>();
-  let leaf: ClaudeRowLike | undefined;
-  for (const row of rows) {
-    if (typeof row.uuid !== "string") continue;
-    byUuid.set(row.uuid, row);
-    const mid = row.type === "assistant" ? row.message?.id : undefined;
-    if (typeof mid === "string") {
-      const list = messageRows.get(mid) ?? [];
-      list.push(row);
-      messageRows.set(mid, list);
-    }
-    for (const r of toolResultsOf(row)) resultRow.set(r.id, { row, result: r });
-    if (options.currentCallId === undefined) {
-      if (row.type === "user" || row.type === "assistant" || row.type === "system") leaf = row;
-    } else if (toolUsesOf(row).some((t) => t.id === options.currentCallId)) {
-      leaf = row;
-    }
-  }
-  if (leaf === undefined) return options.currentCallId === undefined ? { entries: [] } : undefined;
-
-  // the chain, leaf back to the root or the compact boundary
-  const chain: ClaudeRowLike[] = [];
-  const seen = new Set<string>();
-  for (let row: ClaudeRowLike | undefined = leaf; row !== undefined;) {
-    if (seen.has(row.uuid!)) break;
-    seen.add(row.uuid!);
-    chain.push(row);
-    if (row.type === "system" && row.subtype === "compact_boundary") break;
-    const parent: string | null | undefined = row.parentUuid;
-    row = typeof parent === "string" ? byUuid.get(parent) : undefined;
-  }
-  chain.reverse();
-
-  const entries: ReplayEntry[] = [];
-  let parentId: string | null = null;
-  const push = (e: ReplayEntry): void => {
-    e.parentId = parentId;
-    parentId = e.id;
-    entries.push(e);
-  };
-  const done = new Set<string>();
-  for (const row of chain) {
-    const id = row.uuid!;
-    if (row.type === "system") {
-      if (row.subtype === "compact_boundary") push({ id, parentId: null, kind: "compaction" });
-      continue;
-    }
-    if (row.type === "attachment") {
-      const path = attachedFile(row);
-      if (path !== undefined && path.startsWith("/")) {
-        // the model saw text of the file the cache did not serve: its lines are unknown
-        const call = { name: path, pathKey: options.pathKey(path) };
-        push({ id, parentId: null, kind: "read", meta: undefined, call });
-      }
-      continue;
-    }
-    if (row.type === "user") {
-      if (toolResultsOf(row).length > 0) continue; // placed after its message
-      if (/^\s*<task-notification>/.test(userText(row))) {
-        // a background agent's report: it may quote files as they were at some point
-        push({ id, parentId: null, kind: "tool", tool: "task-notification" });
-        continue;
-      }
-      push({ id, parentId: null, kind: "other" });
-      continue;
-    }
-    if (row.type !== "assistant") continue;
-    const mid = typeof row.message?.id === "string" ? row.message.id : id;
-    if (done.has(mid)) continue;
-    done.add(mid);
-    const siblings = messageRows.get(mid) ?? [row];
-    const mine = new Set(siblings.map((r) => r.uuid!));
-    const uses: ToolUse[] = [];
-    for (const r of siblings) {
-      for (const t of toolUsesOf(r)) if (!uses.some((u) => u.id === t.id)) uses.push(t);
-    }
-    const head = messageHead(id, uses, options);
-    if (options.currentCallId !== undefined && uses.some((u) => u.id === options.currentCallId)) {
-      push(head);
-      return { entries, current: { messageId: mid, callIds: uses.map((u) => u.id) } };
-    }
-    push(head);
-    for (const use of uses) {
-      const result = resultRow.get(use.id);
-      // a call that never got a result: the core leaves its file unknown from its turn's start
-      if (result === undefined || !mine.has(String(result.row.parentUuid))) continue;
-      push(resultEntry(use, result.row, result.result, options));
-    }
-  }
-  return { entries };
+  const index = new ClaudeTranscriptIndex();
+  for (const row of rows) index.add(row);
+  return index.branch(options);
 }
 
 /** The `other` entry of an assistant message (SPEC §5.8, §5.10). */
@@ -430,14 +518,13 @@ function messageHead(
   const opaque: string[] = [];
   const shows: string[] = [];
   for (const u of uses) {
-    const cls = claudeToolClass(u.name, u.input);
-    if (cls === "write") {
+    if (u.cls === "write") {
       const call = claudeFileCall(u.name, u.input, options.pathKey);
       if (call !== undefined) {
         changes.push({ callId: u.id, call, tool: u.name === "Write" ? "write" : "edit" });
       } else opaque.push(u.id); // a file tool naming no file the cache can follow
-    } else if (cls === "opaque") opaque.push(u.id);
-    else if (cls === "viewing" && !showsNothing(u.name, u.input)) shows.push(u.id);
+    } else if (u.cls === "opaque") opaque.push(u.id);
+    else if (u.cls === "viewing" && !u.showsNothing) shows.push(u.id);
   }
   return {
     id,
@@ -450,36 +537,29 @@ function messageHead(
 }
 
 /** The entry of one finished tool call. */
-function resultEntry(
-  use: ToolUse,
-  row: ClaudeRowLike,
-  shown: ToolResult,
-  options: ClaudeBranchOptions,
-): ReplayEntry {
-  const isError = shown.isError;
-  const id = `${row.uuid}:${use.id}`;
+function resultEntry(use: ToolUse, result: ToolResult, options: ClaudeBranchOptions): ReplayEntry {
+  const { isError } = result;
+  const id = `${result.uuid}:${use.id}`;
   const callId = use.id;
-  const result = record(row.toolUseResult);
-  const cls = claudeToolClass(use.name, use.input);
-  if (cls === "read" && !isError) {
+  if (use.cls === "read" && !isError) {
     const call = claudeFileCall(use.name, use.input, options.pathKey);
-    const meta = result.type === "text"
-      ? record(result.file).readcache
-      : row.toolUseResult === undefined
-      ? options.servedMeta?.(callId, shown.text)
+    const meta = result.resultType === "text"
+      ? result.meta
+      : result.bare
+      ? options.servedMeta?.(callId, result.text ?? "")
       : undefined;
     if (call !== undefined) return { id, parentId: null, kind: "read", meta, callId, call };
   }
-  if (cls === "write") {
+  if (use.cls === "write") {
     const call = claudeFileCall(use.name, use.input, options.pathKey);
     if (call !== undefined) {
-      const proof = use.name === "Write" && !isError ? writeProof(call, use.input) : undefined;
+      const proof = !isError ? use.proof : undefined;
       if (proof !== undefined) {
         return {
           id,
           parentId: null,
           kind: "wrote",
-          call: proof.call,
+          call,
           hash: proof.hash,
           callId,
           totalLines: proof.totalLines,
@@ -489,9 +569,9 @@ function resultEntry(
       return { id, parentId: null, kind: "changed", call, callId };
     }
   }
-  if (cls === "viewing" || cls === "opaque") {
+  if (use.cls === "viewing" || use.cls === "opaque") {
     // what the tool showed or changed (SPEC §5.10): the host's record, if it made one
-    const meta = isError ? undefined : result.readcache;
+    const meta = isError ? undefined : result.meta;
     return meta === undefined
       ? { id, parentId: null, kind: "tool", tool: use.name, callId }
       : { id, parentId: null, kind: "tool", tool: use.name, callId, meta };
