@@ -58,7 +58,7 @@ Deno.test("parallel calls: one message, its results in call order though they ar
     b.entries.map((e) => [e.id, e.kind, "callId" in e ? e.callId : undefined]),
     [
       ["u1", "other", undefined],
-      ["a1", "other", undefined],
+      ["a1#2", "other", undefined], // a message's head: its first row and how many calls it holds
       ["r1:t1", "read", "t1"],
       ["r2:t2", "read", "t2"],
       ["u2", "other", undefined],
@@ -75,7 +75,7 @@ Deno.test("the message of the call being served ends the branch, with every call
   ];
   const b = claudeBranchToReplay(rows, { currentCallId: "t1", pathKey })!;
   assert.deepEqual(b.current, { messageId: "m1", callIds: ["t1", "t2"] });
-  assert.deepEqual(b.entries.at(-1), { id: "a1", parentId: "u1", kind: "other", opaque: ["t2"] });
+  assert.deepEqual(b.entries.at(-1), { id: "a1#2", parentId: "u1", kind: "other", opaque: ["t2"] });
   assert.equal(claudeBranchToReplay(rows, { currentCallId: "t9", pathKey }), undefined);
 });
 
@@ -99,7 +99,7 @@ Deno.test("a compact boundary ends the chain; re-injected files are unknown line
     ["c1", "compaction"],
     ["s1", "other"],
     ["f1", "read"],
-    ["a2", "other"],
+    ["a2#1", "other"],
   ]);
   assert.equal((b.entries[2] as { meta?: unknown }).meta, undefined);
 });

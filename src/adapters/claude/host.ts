@@ -49,7 +49,7 @@ import {
   writeInFlight,
 } from "../../shell/read_service.ts";
 import { FsObjectStore } from "../../store/fs_object_store.ts";
-import { ClaudeTranscriptIndex, claudeFileCall, parseClaudeTranscript } from "./transcript.ts";
+import { claudeFileCall, ClaudeTranscriptIndex, parseClaudeTranscript } from "./transcript.ts";
 
 export * from "./transcript.ts";
 export type {
@@ -429,22 +429,25 @@ export class ClaudeCodeHost {
     // Claude Code appends rows in order but not at once: the row holding the call may reach the
     // file after the hook is called; once it is there, every row before it is too
     const deadline = Date.now() + TRANSCRIPT_WAIT_MS;
-    let branch;
+    let leaf;
     for (;;) {
       if (!await syncTranscript(st, transcript)) return undefined;
-      branch = st.index.branch(options);
-      if (branch !== undefined || Date.now() >= deadline) break;
+      leaf = st.index.leafOf(input.tool_use_id);
+      if (leaf !== undefined || Date.now() >= deadline) break;
       await new Promise((r) => setTimeout(r, 10));
     }
-    if (branch?.current === undefined) return undefined; // not in its transcript: unknown
-    if (st.messageId !== branch.current.messageId) {
-      st.messageId = branch.current.messageId;
+    const current = st.index.currentOf(input.tool_use_id);
+    if (leaf === undefined || current === undefined) return undefined; // not in its transcript
+    if (st.messageId !== current.messageId) {
+      st.messageId = current.messageId;
       st.served = [];
     }
     const knowledge = st.knowledge;
     knowledge.clearOverlay();
-    knowledge.sync(branch.entries);
+    // only the entries appended since the last call are replayed (SPEC §6.4)
+    knowledge.syncTip(leaf, (id) => st.index.entry(id, options));
     for (const s of st.served) knowledge.recordServed(s.read);
+    const branch = { current };
     const unknown = (): undefined => {
       st.served.push({ callId: input.tool_use_id, read: { call, callId: input.tool_use_id } });
       return undefined;

@@ -323,6 +323,8 @@ export class ClaudeTranscriptIndex {
   readonly #uses = new Map<string, ToolUse[]>();
   readonly #results = new Map<string, ToolResult>();
   readonly #callRow = new Map<string, string>();
+  /** Files resolved, by entry id and path. */
+  readonly #keys = new Map<string, string>();
   #last?: string;
 
   /** Rows added (with a uuid). */
@@ -402,82 +404,179 @@ export class ClaudeTranscriptIndex {
     if (row.type === "user" || row.type === "assistant" || row.type === "system") this.#last = uuid;
   }
 
+  /** The first row (file order) of each message. */
+  #first(mid: string): string | undefined {
+    return this.#messageRows.get(mid)?.[0];
+  }
+
+  /** The id of a message's head entry: its first row, and how many calls it holds now. */
+  #headId(mid: string): string {
+    return `${this.#first(mid)}#${this.#uses.get(mid)?.length ?? 0}`;
+  }
+
+  /** The results of a message's calls that are on its branch, in call order. */
+  #resultsOf(mid: string): { use: ToolUse; result: ToolResult }[] {
+    const mine = new Set(this.#messageRows.get(mid) ?? []);
+    const out: { use: ToolUse; result: ToolResult }[] = [];
+    for (const use of this.#uses.get(mid) ?? []) {
+      const result = this.#results.get(use.id);
+      // a call that never got a result: the core leaves its file unknown from its turn's start
+      if (result !== undefined && result.parentUuid !== null && mine.has(result.parentUuid)) {
+        out.push({ use, result });
+      }
+    }
+    return out;
+  }
+
+  /** The last entry of a message: its last result on the branch, else its head. */
+  #lastOf(mid: string): string {
+    const results = this.#resultsOf(mid);
+    const last = results.at(-1);
+    return last === undefined ? this.#headId(mid) : `${last.result.uuid}:${last.use.id}`;
+  }
+
+  /** The message an assistant row or a result row belongs to. */
+  #messageOf(row: SlimRow): string | undefined {
+    if (row.kind === "assistant") return row.mid;
+    if (row.kind !== "result" || row.parentUuid === null) return undefined;
+    const parent = this.#rows.get(row.parentUuid);
+    return parent?.kind === "assistant" ? parent.mid : undefined;
+  }
+
+  /** The id of the last entry at or above row `uuid` (`null` at the root). */
+  #entryAt(uuid: string | null): string | null {
+    const seen = new Set<string>();
+    for (let id = uuid; id !== null;) {
+      const row = this.#rows.get(id);
+      if (row === undefined || seen.has(id)) return null;
+      seen.add(id);
+      switch (row.kind) {
+        case "user":
+        case "notification":
+        case "file":
+        case "boundary":
+          return row.uuid;
+        case "assistant":
+        case "result": {
+          const mid = this.#messageOf(row);
+          if (mid !== undefined) return this.#lastOf(mid);
+          break;
+        }
+      }
+      id = row.parentUuid;
+    }
+    return null;
+  }
+
+  /**
+   * The id of the entry the branch ends at: the head of the message holding
+   * `currentCallId` (`undefined` when that call is not in the transcript yet),
+   * or, without one, the last entry at the newest row (`null`: no entry).
+   */
+  leafOf(currentCallId?: string): string | null | undefined {
+    if (currentCallId === undefined) {
+      return this.#last === undefined ? null : this.#entryAt(this.#last);
+    }
+    const row = this.#callRow.get(currentCallId);
+    const mid = row === undefined ? undefined : this.#rows.get(row)?.mid;
+    return mid === undefined ? undefined : this.#headId(mid);
+  }
+
+  /**
+   * The message holding a call: its id and its calls in call order.
+   */
+  currentOf(callId: string): { messageId: string; callIds: string[] } | undefined {
+    const row = this.#callRow.get(callId);
+    const mid = row === undefined ? undefined : this.#rows.get(row)?.mid;
+    if (mid === undefined) return undefined;
+    return { messageId: mid, callIds: (this.#uses.get(mid) ?? []).map((u) => u.id) };
+  }
+
+  /**
+   * The entry with this id, its `parentId` the entry before it on the branch
+   * (for `BranchKnowledge.syncTip`: a long-lived host replays only the
+   * entries appended since its last call); `undefined` for an unknown id.
+   */
+  entry(id: string, given: ClaudeBranchOptions): ReplayEntry | undefined {
+    // a file is resolved once, when its entry is first converted (SPEC §5.6)
+    const options: ClaudeBranchOptions = {
+      ...given,
+      pathKey: (path) => {
+        const k = `${id}\n${path}`;
+        let key = this.#keys.get(k);
+        if (key === undefined) this.#keys.set(k, key = given.pathKey(path));
+        return key;
+      },
+    };
+    const hash = id.lastIndexOf("#");
+    if (hash > 0 && !id.includes(":")) {
+      // a message's head: its calls that change, may change or show files
+      const first = this.#rows.get(id.slice(0, hash));
+      if (first?.kind !== "assistant") return undefined;
+      const head = messageHead(id, this.#uses.get(first.mid!) ?? [], options);
+      head.parentId = this.#entryAt(first.parentUuid);
+      return head;
+    }
+    const colon = id.indexOf(":");
+    if (colon > 0) {
+      const callId = id.slice(colon + 1);
+      const row = this.#callRow.get(callId);
+      const mid = row === undefined ? undefined : this.#rows.get(row)?.mid;
+      if (mid === undefined) return undefined;
+      const results = this.#resultsOf(mid);
+      const at = results.findIndex((r) => r.use.id === callId);
+      if (at < 0 || `${results[at].result.uuid}:${callId}` !== id) return undefined;
+      const e = resultEntry(results[at].use, results[at].result, options);
+      e.parentId = at === 0
+        ? this.#headId(mid)
+        : `${results[at - 1].result.uuid}:${results[at - 1].use.id}`;
+      return e;
+    }
+    const row = this.#rows.get(id);
+    if (row === undefined) return undefined;
+    const parentId = row.kind === "boundary" ? null : this.#entryAt(row.parentUuid);
+    switch (row.kind) {
+      case "boundary":
+        return { id, parentId, kind: "compaction" };
+      case "file": {
+        // the model saw text of the file the cache did not serve: its lines are unknown
+        const call = { name: row.file!, pathKey: options.pathKey(row.file!) };
+        return { id, parentId, kind: "read", meta: undefined, call };
+      }
+      case "notification":
+        // a background agent's report: it may quote files as they were at some point
+        return { id, parentId, kind: "tool", tool: "task-notification" };
+      case "user":
+        return { id, parentId, kind: "other" };
+    }
+    return undefined;
+  }
+
   /**
    * The branch that ends at the call being served (`currentCallId`), or,
-   * without one, at the newest row; see the module documentation for the
-   * mapping. `undefined` when the call is not in the transcript (yet).
+   * without one, at the newest row, root (or compaction) to leaf; see the
+   * module documentation for the mapping. `undefined` when the call is not in
+   * the transcript (yet).
    */
   branch(options: ClaudeBranchOptions): ClaudeBranch | undefined {
-    const leaf = options.currentCallId === undefined
-      ? this.#last
-      : this.#callRow.get(options.currentCallId);
-    if (leaf === undefined) return options.currentCallId === undefined ? { entries: [] } : undefined;
-
-    // the chain, leaf back to the root or the compact boundary
-    const chain: SlimRow[] = [];
-    const seen = new Set<string>();
-    for (let row = this.#rows.get(leaf); row !== undefined;) {
-      if (seen.has(row.uuid)) break;
-      seen.add(row.uuid);
-      chain.push(row);
-      if (row.kind === "boundary") break;
-      row = row.parentUuid === null ? undefined : this.#rows.get(row.parentUuid);
-    }
-    chain.reverse();
-
+    const leaf = this.leafOf(options.currentCallId);
+    if (leaf === undefined) return undefined;
     const entries: ReplayEntry[] = [];
-    let parentId: string | null = null;
-    const push = (e: ReplayEntry): void => {
-      e.parentId = parentId;
-      parentId = e.id;
+    const seen = new Set<string>();
+    for (let id = leaf; id !== null && !seen.has(id);) {
+      seen.add(id);
+      const e = this.entry(id, options);
+      if (e === undefined) break;
       entries.push(e);
-    };
-    const done = new Set<string>();
-    for (const row of chain) {
-      const id = row.uuid;
-      switch (row.kind) {
-        case "boundary":
-          push({ id, parentId: null, kind: "compaction" });
-          continue;
-        case "file": {
-          // the model saw text of the file the cache did not serve: its lines are unknown
-          const call = { name: row.file!, pathKey: options.pathKey(row.file!) };
-          push({ id, parentId: null, kind: "read", meta: undefined, call });
-          continue;
-        }
-        case "notification":
-          // a background agent's report: it may quote files as they were at some point
-          push({ id, parentId: null, kind: "tool", tool: "task-notification" });
-          continue;
-        case "user":
-          push({ id, parentId: null, kind: "other" });
-          continue;
-        case "assistant":
-          break;
-        default:
-          continue; // results are placed after their message; bookkeeping rows are no turn
-      }
-      const mid = row.mid!;
-      if (done.has(mid)) continue;
-      done.add(mid);
-      const mine = new Set(this.#messageRows.get(mid) ?? [id]);
-      const uses = this.#uses.get(mid) ?? [];
-      const head = messageHead(id, uses, options);
-      if (options.currentCallId !== undefined && uses.some((u) => u.id === options.currentCallId)) {
-        push(head);
-        return { entries, current: { messageId: mid, callIds: uses.map((u) => u.id) } };
-      }
-      push(head);
-      for (const use of uses) {
-        const result = this.#results.get(use.id);
-        // a call that never got a result: the core leaves its file unknown from its turn's start
-        if (result === undefined || result.parentUuid === null || !mine.has(result.parentUuid)) {
-          continue;
-        }
-        push(resultEntry(use, result, options));
-      }
+      if (e.kind === "compaction") break;
+      id = e.parentId;
     }
-    return { entries };
+    entries.reverse();
+    if (entries.length > 0) entries[0].parentId = null;
+    const current = options.currentCallId === undefined
+      ? undefined
+      : this.currentOf(options.currentCallId);
+    return current === undefined ? { entries } : { entries, current };
   }
 }
 

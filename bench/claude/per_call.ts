@@ -1,0 +1,108 @@
+// The Claude Code host's own time per hook call against transcript length (issue 38):
+//
+//   deno task bench:claude [--sizes 100,1000,10000] [--reads 40] [--json]
+//
+// A session is written the way Claude Code writes it (scripts/claude/transcript_writer.ts): per
+// step an assistant row with one Read (or, every fifth step, a Bash call), its result row (for a
+// Read: the result the host answered, as Claude Code stores the replacement), and the bookkeeping
+// rows Claude Code adds (request blobs, hook attachments), driven through one host to SIZE rows.
+// Then reads of files read before are timed: `first` is the first call of a fresh host (it
+// indexes the whole transcript), the median and p95 are of the calls after it, each after the
+// rows of the step before were appended (what a long-lived service does at every call). What is
+// timed is `ClaudeCodeHost.handle`: reading the appended rows, the branch, the replay, reading the
+// file, deciding, storing. The HTTP round trip Claude Code adds is measured by the e2e suite.
+
+import { ClaudeCodeHost } from "../../src/adapters/claude/host.ts";
+import { MemoryObjectStore } from "../../src/core/object_store.ts";
+import { ClaudeTranscriptWriter } from "../../scripts/claude/transcript_writer.ts";
+
+function arg(name: string, fallback: string): string {
+  const i = Deno.args.indexOf(name);
+  return i >= 0 && i + 1 < Deno.args.length ? Deno.args[i + 1] : fallback;
+}
+if (Deno.args.includes("--help") || Deno.args.includes("-h")) {
+  console.log("usage: deno task bench:claude [--sizes 100,1000,10000] [--reads 40] [--json]");
+  Deno.exit(0);
+}
+const sizes = arg("--sizes", "100,1000,10000").split(",").map(Number);
+const reads = Number(arg("--reads", "40"));
+const json = Deno.args.includes("--json");
+
+interface Row {
+  rows: number;
+  bytes: number;
+  firstMs: number;
+  medianMs: number;
+  p95Ms: number;
+  cached: number;
+}
+
+const pct = (xs: number[], p: number) => {
+  const s = xs.toSorted((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(p * s.length))];
+};
+
+async function runSize(size: number): Promise<Row> {
+  const dir = await Deno.makeTempDir({ prefix: "readcache-bench-claude-" });
+  try {
+    const w = await ClaudeTranscriptWriter.create(dir, 12);
+    const store = new MemoryObjectStore();
+    const host = new ClaudeCodeHost({ storeFor: () => store });
+    let step = 0;
+    while (w.rows < size) await w.step(host, step++);
+    const fresh = new ClaudeCodeHost({ storeFor: () => store });
+    const times: number[] = [];
+    let cached = 0;
+    let first = 0;
+    for (let i = 0; i <= reads; i++) {
+      const call = await w.pendingRead(step++);
+      const t0 = performance.now();
+      const out = await fresh.handle(call.input);
+      const ms = performance.now() - t0;
+      if (i === 0) first = ms;
+      else times.push(ms);
+      const file = (out.hookSpecificOutput?.updatedToolOutput as { file?: { startLine?: number } })
+        ?.file;
+      if (i > 0 && file?.startLine !== undefined && file.startLine <= 0) cached++;
+      await call.finish(out);
+    }
+    return {
+      rows: w.rows,
+      bytes: (await Deno.stat(w.path)).size,
+      firstMs: first,
+      medianMs: pct(times, 0.5),
+      p95Ms: pct(times, 0.95),
+      cached,
+    };
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+await runSize(100); // untimed: compiles the code
+const out: Row[] = [];
+for (const size of sizes) out.push(await runSize(size));
+if (json) console.log(JSON.stringify(out, null, 2));
+else {
+  const cpu = Deno.readTextFileSync("/proc/cpuinfo").match(/model name\s*:\s*(.*)/)?.[1] ?? "?";
+  console.log(
+    `Claude Code host, own time per hook call (${navigator.hardwareConcurrency} cores, ${cpu})`,
+  );
+  console.log("rows      transcript   first     median    p95       cached");
+  for (const r of out) {
+    console.log(
+      [
+        String(r.rows).padEnd(9),
+        `${(r.bytes / 1e6).toFixed(1)} MB`.padEnd(12),
+        `${r.firstMs.toFixed(1)} ms`.padEnd(9),
+        `${r.medianMs.toFixed(2)} ms`.padEnd(9),
+        `${r.p95Ms.toFixed(2)} ms`.padEnd(9),
+        `${r.cached}/${reads}`,
+      ].join(" "),
+    );
+  }
+  const a = out[0], b = out.at(-1)!;
+  console.log(
+    `median at ${b.rows} rows / at ${a.rows} rows: ${(b.medianMs / a.medianMs).toFixed(2)}x`,
+  );
+}
