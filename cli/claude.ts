@@ -145,7 +145,7 @@ export function claudeInstall(options: { port?: number; settings?: string }): nu
   hooks.PostToolUse = [
     ...withoutOurs(hooks.PostToolUse),
     {
-      matcher: "Read",
+      matcher: "*",
       hooks: [{
         type: "http",
         url: `http://127.0.0.1:${service.port}/hook/${service.secret}`,

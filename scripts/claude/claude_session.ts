@@ -43,7 +43,7 @@ export async function startClaudeSandbox(
   await Deno.mkdir(work);
   const settings = hookUrl === undefined ? {} : {
     hooks: {
-      PostToolUse: [{ matcher: "Read", hooks: [{ type: "http", url: hookUrl, timeout: 10 }] }],
+      PostToolUse: [{ matcher: "*", hooks: [{ type: "http", url: hookUrl, timeout: 10 }] }],
     },
   };
   const settingsFile = join(root, "settings.json");

@@ -3,7 +3,8 @@
 // tool_use, then a user row holding its tool_result and `toolUseResult` (for a Read: what the
 // hook answered, as Claude Code stores the replacement), plus the bookkeeping rows Claude Code
 // adds (request blobs without a uuid, hook attachments). The project holds FILES text files of 200
-// lines; every seventh step changes one of them on disk.
+// lines; every seventh step changes one of them on disk; every fifth is a command (`make test`)
+// whose record the host makes, as Claude Code's hook for Bash has it do.
 import { join } from "node:path";
 import type { ClaudeCodeHost, ClaudeHookOutput } from "../../src/adapters/claude/host.ts";
 import { claudeReadText } from "../../src/adapters/claude/host.ts";
@@ -128,9 +129,24 @@ export class ClaudeTranscriptWriter {
   /** One step: a Read served by `host`, or every fifth step a Bash call. */
   async step(host: ClaudeCodeHost, step: number): Promise<void> {
     if (step % 5 === 4) {
+      // a command that changes nothing the model holds: its record (the host's answer) says so
       const id = `toolu_${step}`;
-      this.#parent = this.#assistant(step, { id, name: "Bash", input: { command: "make test" } });
-      this.#result(id, "ok", { stdout: "ok", stderr: "", interrupted: false });
+      const input = { command: "make test" };
+      const assistant = this.#assistant(step, { id, name: "Bash", input });
+      await this.#flush();
+      const response = { stdout: "ok", stderr: "", interrupted: false };
+      const out = await host.handle({
+        session_id: "s1",
+        transcript_path: this.path,
+        cwd: this.work,
+        hook_event_name: "PostToolUse",
+        tool_name: "Bash",
+        tool_input: input,
+        tool_response: response,
+        tool_use_id: id,
+      });
+      this.#parent = assistant;
+      this.#result(id, "ok", out.hookSpecificOutput?.updatedToolOutput ?? response);
       await this.#flush();
       return;
     }

@@ -88,6 +88,56 @@ Deno.test({
 });
 
 Deno.test({
+  name: "claude e2e: a command that only reads, or changes another file, keeps the cache; one " +
+    "that changes the file is seen",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await withSession(async (s, read) => {
+      read();
+      s.api.queue.push({ calls: [{ name: "Bash", input: { command: "cat a.txt" } }] });
+      s.api.queue.push({ calls: [{ name: "Grep", input: { pattern: "beta", path: s.work } }] });
+      s.api.queue.push({ calls: [{ name: "Bash", input: { command: "echo other > b.txt" } }] });
+      read();
+      s.api.queue.push({ calls: [{ name: "Bash", input: { command: "echo delta >> a.txt" } }] });
+      read();
+      s.api.queue.push({ text: "done" });
+      await ok(s, ["-p", "go"]);
+      const r = results(s);
+      assert.equal(r[0], FULL);
+      assert.equal(r[4], "0\t[readcache: unchanged, 4 lines]");
+      assert.ok(!r[6].includes("[readcache: unchanged"), r[6]);
+      assert.ok(r[6].includes("delta"), r[6]);
+    });
+  },
+});
+
+Deno.test({
+  name: "claude e2e: a command that prints a file and puts it back leaves no marker",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await withSession(async (s, read) => {
+      read();
+      s.api.queue.push({
+        calls: [{
+          name: "Bash",
+          input: { command: "cp a.txt a.keep && echo B > a.txt && cat a.txt && cp a.keep a.txt" },
+        }],
+      });
+      read();
+      s.api.queue.push({ text: "done" });
+      await ok(s, ["-p", "go"]);
+      const r = results(s);
+      assert.equal(r[1], "B", "the model saw B");
+      assert.equal(r[2], FULL, "the file is A again: the model must be shown it");
+    });
+  },
+});
+
+Deno.test({
   name: "claude e2e: a change by another process is a diff, numbered up to 0",
   ignore,
   sanitizeResources: false,

@@ -29,6 +29,7 @@
  */
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
+import { homedir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { z } from "zod";
 import { type DecisionConfig, DEFAULT_DECISION_CONFIG, planRead } from "../../core/decision.ts";
@@ -46,10 +47,17 @@ import {
   isInsideProject,
   pathKeyOnDisk,
   readRegularFile,
+  type ReadServiceDeps,
   writeInFlight,
 } from "../../shell/read_service.ts";
 import { FsObjectStore } from "../../store/fs_object_store.ts";
-import { claudeFileCall, ClaudeTranscriptIndex, parseClaudeTranscript } from "./transcript.ts";
+import {
+  claudeFileCall,
+  claudeToolClass,
+  ClaudeTranscriptIndex,
+  parseClaudeTranscript,
+} from "./transcript.ts";
+import { type ToolOutput, toolResultMeta } from "../../shell/tool_result.ts";
 
 export * from "./transcript.ts";
 export type {
@@ -375,7 +383,8 @@ export class ClaudeCodeHost {
   async #handle(raw: unknown): Promise<ClaudeHookOutput> {
     const input = parseClaudeHookInput(raw);
     if (input === undefined) return {};
-    if (input.hook_event_name !== "PostToolUse" || input.tool_name !== "Read") return {};
+    if (input.hook_event_name !== "PostToolUse") return {};
+    if (input.tool_name !== "Read") return await this.#recordTool(input) ?? {};
     const result = ReadTextResult.safeParse(input.tool_response);
     if (!result.success) return {};
     return await this.#serveRead(input, result.data) ?? {};
@@ -409,12 +418,21 @@ export class ClaudeCodeHost {
     return st;
   }
 
-  async #serveRead(
-    input: ClaudeHookInputV1,
-    result: z.infer<typeof ReadTextResult>,
-  ): Promise<ClaudeHookOutput | undefined> {
-    const call = claudeFileCall("Read", input.tool_input, pathKeyOnDisk);
-    if (call === undefined || result.file.filePath !== call.name) return undefined;
+  /**
+   * What the model holds as the call `input` names runs: the session's state,
+   * its knowledge replayed to the head of the call's message (only what was
+   * appended since the last call, SPEC §6.4) with the reads served for that
+   * message on top, and the message. `undefined` when the transcript cannot
+   * be read or does not hold the call.
+   */
+  async #at(input: ClaudeHookInputV1): Promise<
+    | {
+      st: SessionState;
+      knowledge: BranchKnowledge;
+      current: { messageId: string; callIds: string[] };
+    }
+    | undefined
+  > {
     const transcript = claudeTranscriptOf(input.transcript_path, input.agent_id);
     const st = this.#session(transcript);
     const options = {
@@ -444,10 +462,70 @@ export class ClaudeCodeHost {
     }
     const knowledge = st.knowledge;
     knowledge.clearOverlay();
-    // only the entries appended since the last call are replayed (SPEC §6.4)
     knowledge.syncTip(leaf, (id) => st.index.entry(id, options));
     for (const s of st.served) knowledge.recordServed(s.read);
-    const branch = { current };
+    return { st, knowledge, current };
+  }
+
+  #deps(cwd: string): ReadServiceDeps {
+    return {
+      cwd,
+      home: homedir(),
+      store: this.#store(cwd),
+      volatileStore: this.#volatile,
+      config: this.#options.config,
+    };
+  }
+
+  /**
+   * The record of a tool's result (SPEC §5.10): the files that differ from
+   * the model's newest view as it returns, and what a shell command showed
+   * of them, added to Claude Code's own result as `readcache` (Claude Code
+   * stores it in the transcript, where replay finds it). A subagent's
+   * transcript keeps no results: its calls get none (every file it held
+   * counts as changed).
+   */
+  async #recordTool(input: ClaudeHookInputV1): Promise<ClaudeHookOutput | undefined> {
+    if (input.agent_id !== undefined) return undefined;
+    const cls = claudeToolClass(input.tool_name, input.tool_input);
+    if (cls !== "viewing" && cls !== "opaque") return undefined;
+    const response = input.tool_response;
+    if (typeof response !== "object" || response === null || Array.isArray(response)) {
+      return undefined;
+    }
+    const at = await this.#at(input);
+    if (at === undefined) return undefined;
+    const r = response as Record<string, unknown>;
+    const command = input.tool_input.command;
+    let output: ToolOutput | undefined;
+    if (input.tool_name === "Bash" && typeof command === "string" && typeof r.stdout === "string") {
+      // what the model received: stdout, then stderr when there is any
+      const stderr = typeof r.stderr === "string" && r.stderr !== "" ? `\n${r.stderr}` : "";
+      output = { kind: "shell", command, cwd: input.cwd, output: r.stdout + stderr };
+    } else if (cls === "opaque") {
+      output = { kind: "opaque", output: JSON.stringify(response) };
+    }
+    const meta = await toolResultMeta(at.knowledge, this.#deps(input.cwd), output, {
+      callId: input.tool_use_id,
+    });
+    return {
+      hookSpecificOutput: {
+        hookEventName: "PostToolUse",
+        updatedToolOutput: { ...r, readcache: meta },
+      },
+    };
+  }
+
+  async #serveRead(
+    input: ClaudeHookInputV1,
+    result: z.infer<typeof ReadTextResult>,
+  ): Promise<ClaudeHookOutput | undefined> {
+    const call = claudeFileCall("Read", input.tool_input, pathKeyOnDisk);
+    if (call === undefined || result.file.filePath !== call.name) return undefined;
+    const at = await this.#at(input);
+    if (at === undefined) return undefined;
+    const { st, knowledge } = at;
+    const branch = { current: at.current };
     const unknown = (): undefined => {
       st.served.push({ callId: input.tool_use_id, read: { call, callId: input.tool_use_id } });
       return undefined;
