@@ -1,4 +1,4 @@
-// `readcache claude install|uninstall|serve`: the Claude Code host (SPEC §11.5) in one step.
+// `readcache claude install|uninstall|serve`: the Claude Code host (SPEC §11.9) in one step.
 //
 // install: makes a secret and a port (kept in <config>/readcache/service.json, mode 0600) and
 // adds two hooks to Claude Code's user settings (<config>/settings.json; <config> is

@@ -330,7 +330,7 @@ ${FOOTER}`,
   const claude = program.command("claude")
     .description(
       "Claude Code: install the read cache behind its hooks (one step), remove it, or run the " +
-        "local service the hooks reach (SPEC §11.5).",
+        "local service the hooks reach (SPEC §11.9).",
     )
     .addHelpText(
       "after",

@@ -154,6 +154,23 @@ const RUN: Record<string, (home: string) => Promise<void>> = {
     assert.equal(help.code, 0, help.out);
     assert.match(help.out, /status/);
   },
+  "cd ~/readcache && npx readcache claude install": async (home) => {
+    const r = await sh("npx readcache claude install", root, home);
+    assert.equal(r.code, 0, r.out);
+    assert.match(r.out, /readcache is installed for Claude Code/);
+    const settings = JSON.parse(readFileSync(join(home, ".claude", "settings.json"), "utf8"));
+    assert.match(
+      settings.hooks.PostToolUse[0].hooks[0].url,
+      /^http:\/\/127\.0\.0\.1:47411\/hook\//,
+    );
+  },
+  "npx readcache claude uninstall": async (home) => {
+    assert.equal((await sh("npx readcache claude install", root, home)).code, 0);
+    const r = await sh("npx readcache claude uninstall", root, home);
+    assert.equal(r.code, 0, r.out);
+    const settings = JSON.parse(readFileSync(join(home, ".claude", "settings.json"), "utf8"));
+    assert.deepEqual(settings, { hooks: {} });
+  },
   "npx readcache doctor": async (home) => {
     const r = await sh("npx readcache doctor", root, home);
     assert.equal(r.code, 0, r.out);

@@ -1,6 +1,6 @@
 // The Claude Code host's own time per hook call against transcript length (issue 38):
 //
-//   deno task bench:claude [--sizes 100,1000,10000] [--reads 40] [--json]
+//   deno task bench:claude [--sizes 100,1000,10000] [--reads 40] [--json] [--e2e N]
 //
 // A session is written the way Claude Code writes it (scripts/claude/transcript_writer.ts): per
 // step an assistant row with one Read (or, every fifth step, a Bash call), its result row (for a
@@ -10,11 +10,18 @@
 // indexes the whole transcript), the median and p95 are of the calls after it, each after the
 // rows of the step before were appended (what a long-lived service does at every call). What is
 // timed is `ClaudeCodeHost.handle`: reading the appended rows, the branch, the replay, reading the
-// file, deciding, storing. The HTTP round trip Claude Code adds is measured by the e2e suite.
+// file, deciding, storing. `--e2e N` also runs the real Claude Code binary (pinned, offline, a fake
+// Messages API on loopback; scripts/claude/claude_bin.ts installs it) through N tool calls (reads
+// of 12 files, every fifth a Bash command) once without a hook and once with readcache's service
+// behind its HTTP hook, and reports the median gap between the model requests Claude Code sends:
+// the end-to-end cost of a tool call, and what the hook adds to it.
 
 import { ClaudeCodeHost } from "../../src/adapters/claude/host.ts";
 import { MemoryObjectStore } from "../../src/core/object_store.ts";
 import { ClaudeTranscriptWriter } from "../../scripts/claude/transcript_writer.ts";
+import { claudeBinary } from "../../scripts/claude/claude_bin.ts";
+import { startClaudeSandbox } from "../../scripts/claude/claude_session.ts";
+import { startClaudeCodeService } from "../../src/adapters/claude/service.ts";
 
 function arg(name: string, fallback: string): string {
   const i = Deno.args.indexOf(name);
@@ -27,6 +34,7 @@ if (Deno.args.includes("--help") || Deno.args.includes("-h")) {
 const sizes = arg("--sizes", "100,1000,10000").split(",").map(Number);
 const reads = Number(arg("--reads", "40"));
 const json = Deno.args.includes("--json");
+const e2e = Number(arg("--e2e", "0"));
 
 interface Row {
   rows: number;
@@ -79,11 +87,59 @@ async function runSize(size: number): Promise<Row> {
   }
 }
 
+/** Median gap between model requests over `calls` tool calls, with and without the hook. */
+async function runE2e(calls: number): Promise<{ plainMs: number; hookMs: number; cached: number }> {
+  const found = await claudeBinary();
+  if ("skip" in found) throw new Error(found.skip);
+  const gaps = async (withHook: boolean) => {
+    const service = withHook
+      ? startClaudeCodeService({
+        port: 0,
+        secret: "b".repeat(40),
+        storeFor: () => new MemoryObjectStore(),
+      })
+      : undefined;
+    const s = await startClaudeSandbox(found.bin, service?.url);
+    try {
+      for (let f = 0; f < 12; f++) {
+        const lines = Array.from({ length: 200 }, (_, i) => `file ${f} line ${i + 1}: some code`);
+        await Deno.writeTextFile(`${s.work}/f${f}.ts`, lines.join("\n") + "\n");
+      }
+      for (let i = 0; i < calls; i++) {
+        s.api.queue.push({
+          calls: [
+            i % 5 === 4
+              ? { name: "Bash", input: { command: "true" } }
+              : { name: "Read", input: { file_path: `${s.work}/f${(i * 5) % 12}.ts` } },
+          ],
+        });
+      }
+      const r = await s.run(["-p", "go"]);
+      if (r.code !== 0) throw new Error(r.stderr);
+      const t = s.api.arrivals;
+      const between = t.slice(2).map((x, i) => x - t[i + 1]);
+      const results = [...s.toolResults().values()];
+      return {
+        median: pct(between, 0.5),
+        cached: results.filter((x) => x.startsWith("0\t")).length,
+      };
+    } finally {
+      await s.close();
+      await service?.close();
+    }
+  };
+  const plain = await gaps(false);
+  const hook = await gaps(true);
+  return { plainMs: plain.median, hookMs: hook.median, cached: hook.cached };
+}
+
 await runSize(100); // untimed: compiles the code
 const out: Row[] = [];
 for (const size of sizes) out.push(await runSize(size));
-if (json) console.log(JSON.stringify(out, null, 2));
-else {
+const end = e2e > 0 ? await runE2e(e2e) : undefined;
+if (json) {
+  console.log(JSON.stringify(end === undefined ? out : { perCall: out, e2e: end }, null, 2));
+} else {
   const cpu = Deno.readTextFileSync("/proc/cpuinfo").match(/model name\s*:\s*(.*)/)?.[1] ?? "?";
   console.log(
     `Claude Code host, own time per hook call (${navigator.hardwareConcurrency} cores, ${cpu})`,
@@ -105,4 +161,11 @@ else {
   console.log(
     `median at ${b.rows} rows / at ${a.rows} rows: ${(b.medianMs / a.medianMs).toFixed(2)}x`,
   );
+  if (end !== undefined) {
+    console.log(
+      `real binary, ${e2e} tool calls: ${end.plainMs.toFixed(1)} ms per call without the hook, ` +
+        `${end.hookMs.toFixed(1)} ms with it (+${(end.hookMs - end.plainMs).toFixed(1)} ms); ` +
+        `${end.cached} reads answered from the cache`,
+    );
+  }
 }

@@ -38,6 +38,8 @@ export interface FakeMessagesApi {
   agents: Map<string, FakeAnswer[]>;
   /** Every request received. */
   requests: MessagesRequest[];
+  /** When each request arrived (`performance.now()`). */
+  arrivals: number[];
   /** Every tool call made, in order. */
   calls: FakeCall[];
   /** Stops the server. */
@@ -62,6 +64,7 @@ export function startFakeMessagesApi(): FakeMessagesApi {
   const queue: FakeAnswer[] = [];
   const agents = new Map<string, FakeAnswer[]>();
   const requests: MessagesRequest[] = [];
+  const arrivals: number[] = [];
   const calls: FakeCall[] = [];
   let n = 0;
   const respond = (answer: FakeAnswer): Response => {
@@ -126,6 +129,7 @@ export function startFakeMessagesApi(): FakeMessagesApi {
     }
     const body = await req.json() as MessagesRequest;
     requests.push(body);
+    arrivals.push(performance.now());
     const offersRead = (body.tools ?? []).some((t) => t.name === "Read");
     const last = contentText(body.messages?.at(-1)?.content);
     // titles and the like offer no tools; /compact's summary request tells the model to use none
@@ -146,6 +150,7 @@ export function startFakeMessagesApi(): FakeMessagesApi {
     queue,
     agents,
     requests,
+    arrivals,
     calls,
     close: () => server.shutdown(),
   };

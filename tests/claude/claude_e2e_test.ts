@@ -2,7 +2,7 @@
 // .scratch/claude-code/ by scripts/claude/claude_bin.ts), offline: a fake Messages API on
 // loopback drives whole sessions, Claude Code's PostToolUse hook for Read reaches readcache's
 // loopback service, and the tests assert on the tool_result texts the fake API receives: what the
-// model saw (SPEC §11.5).
+// model saw (SPEC §11.9).
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { claudeBinary } from "../../scripts/claude/claude_bin.ts";

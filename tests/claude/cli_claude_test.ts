@@ -1,4 +1,4 @@
-// `readcache claude install|uninstall` and the service's door (SPEC §11.5): one step in, one step
+// `readcache claude install|uninstall` and the service's door (SPEC §11.9): one step in, one step
 // out, nothing of the user's touched; no answer without the secret.
 import assert from "node:assert/strict";
 import { join } from "node:path";

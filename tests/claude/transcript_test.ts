@@ -1,4 +1,4 @@
-// The Claude Code transcript mapping (SPEC §11.5), on transcripts shaped like Claude Code
+// The Claude Code transcript mapping (SPEC §11.9), on transcripts shaped like Claude Code
 // 2.1.332's: what the model saw, in the order it saw it.
 import assert from "node:assert/strict";
 import {

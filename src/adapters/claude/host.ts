@@ -11,7 +11,7 @@
  * mapped by {@linkcode ClaudeTranscriptIndex}, read as Claude Code appends to it) and asks the core for the
  * decision (SPEC §7). A first read keeps Claude Code's text; a repeated one
  * becomes `[readcache: unchanged, N lines]`, a range marker or a unified diff
- * (SPEC §8), rendered for Claude Code's line-numbered `Read` as SPEC §11.5
+ * (SPEC §8), rendered for Claude Code's line-numbered `Read` as SPEC §11.9
  * says: its lines are numbered up to 0, where no file line is. Either way
  * `readcache` metadata (SPEC §5.1) is added to the result's `file` object;
  * Claude Code stores the replaced result in the transcript, and replay reads
@@ -23,7 +23,7 @@
  *
  * Bases are stored under `<project>/.claude/readcache/` (SPEC §9, §13.4).
  *
- * Specified by SPEC.md §11.5.
+ * Specified by SPEC.md §11.9.
  *
  * @module
  */
@@ -230,7 +230,7 @@ export function claudeTranscriptOf(transcriptPath: string, agentId?: string): st
 
 /**
  * Renders a cached answer (marker, range marker, diff, partial answer) as the
- * `file` of a Claude Code `Read` result (SPEC §11.5): Claude Code numbers each
+ * `file` of a Claude Code `Read` result (SPEC §11.9): Claude Code numbers each
  * line of `content` from `startLine`, so the answer's lines are numbered up to
  * 0, where no line of a file is; its first line says what it is.
  *

@@ -1,5 +1,5 @@
 /**
- * The Claude Code host of `@readcache/core` (SPEC §11.5): the transcript
+ * The Claude Code host of `@readcache/core` (SPEC §11.9): the transcript
  * mapping, the hook handler and the loopback service its HTTP hooks reach.
  *
  * @example

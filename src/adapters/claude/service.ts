@@ -1,6 +1,6 @@
 /**
  * The long-lived loopback service Claude Code's HTTP hooks reach (SPEC
- * §11.5): `POST /hook/<secret>` with the hook's input, answered with the
+ * §11.9): `POST /hook/<secret>` with the hook's input, answered with the
  * hook's output by a {@linkcode ClaudeCodeHost}; `GET /hook/<secret>` says it
  * is up. It listens on 127.0.0.1
  * only; a request without the secret (another local user, a web page) gets

@@ -2,7 +2,7 @@
  * Maps a Claude Code transcript (`~/.claude/projects/<cwd-slug>/<session>.jsonl`,
  * or a subagent's `<session>/subagents/agent-<id>.jsonl`) onto the replay
  * entry model, so that the core derives what the model holds exactly as it
- * does for pi and OpenCode (SPEC §5, §6, §11.5). Pure but for resolving paths
+ * does for pi and OpenCode (SPEC §5, §6, §11.9). Pure but for resolving paths
  * on disk (realpath).
  *
  * The branch is the chain of rows from the newest one (the assistant row that
@@ -41,7 +41,7 @@
  *   after its own `other` entry; the results of its calls are the in-flight
  *   overlay the host keeps itself (SPEC §6.3).
  *
- * Specified by SPEC.md §11.5.
+ * Specified by SPEC.md §11.9.
  *
  * @module
  */
