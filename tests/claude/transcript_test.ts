@@ -5,6 +5,7 @@ import {
   claudeBranchToReplay,
   type ClaudeRowLike,
   claudeToolClass,
+  ClaudeTranscriptIndex,
   parseClaudeTranscript,
 } from "../../src/adapters/claude/transcript.ts";
 import {
@@ -172,4 +173,40 @@ Deno.test("answers are numbered up to 0; shown lines must be the file's, from wh
     claudeShownLines({ content: "a\nb\n", startLine: 1, numLines: 3, totalLines: 3 }, crlf),
     undefined,
   );
+});
+
+Deno.test("a microcompaction or a summary replacing a span is a barrier too", () => {
+  for (
+    const barrier of [
+      { type: "system", subtype: "microcompact_boundary", uuid: "b", parentUuid: "r1" },
+      { ...user("b", "r1", "summary of the span"), replacesSpan: true },
+    ] as ClaudeRowLike[]
+  ) {
+    const rows = [
+      user("u1", null, "go"),
+      assistant("a1", "u1", "m1", call("t1", "Read", { file_path: "/w/a.txt" })),
+      result("r1", "a1", "t1", { type: "text", file: { readcache: META } }),
+      barrier,
+      assistant("a2", "b", "m2", call("t2", "Read", { file_path: "/w/a.txt" })),
+    ];
+    const b = claudeBranchToReplay(rows, { currentCallId: "t2", pathKey })!;
+    assert.deepEqual(b.entries.map((e) => [e.id, e.kind]), [["b", "compaction"], [
+      "a2#1",
+      "other",
+    ]]);
+  }
+});
+
+Deno.test("a request that lets the server clear tool results is noticed", () => {
+  const index = new ClaudeTranscriptIndex();
+  index.add({
+    type: "api-request",
+    params: { context_management: { edits: [{ type: "clear_thinking_20251015" }] } },
+  });
+  assert.equal(index.clearsToolResults, false);
+  index.add({
+    type: "api-request",
+    params: { context_management: { edits: [{ type: "clear_tool_uses_20250919" }] } },
+  });
+  assert.equal(index.clearsToolResults, true);
 });

@@ -456,6 +456,8 @@ export class ClaudeCodeHost {
     }
     const current = st.index.currentOf(input.tool_use_id);
     if (leaf === undefined || current === undefined) return undefined; // not in its transcript
+    // the server may have cleared old results from the model's context: nothing is known
+    if (st.index.clearsToolResults) return undefined;
     if (st.messageId !== current.messageId) {
       st.messageId = current.messageId;
       st.served = [];

@@ -9,8 +9,13 @@
  * holds the call being served) back along `parentUuid`; Claude Code (2.1.332)
  * builds the model's context from it like this, and the mapping follows it:
  *
- * - **Barrier** (SPEC §6.1): a `compact_boundary` system row ends the chain
- *   (its `parentUuid` is `null`) and becomes the `compaction` entry.
+ * - **Barrier** (SPEC §6.1): a `compact_boundary` system row (its `parentUuid`
+ *   is `null`), a `microcompact_boundary` (old tool results cleared from the
+ *   context) and a summary row (`isCompactSummary`, `replacesSpan`: it stands
+ *   for everything before it) become a `compaction` entry; the chain ends
+ *   there. A request that lets the server clear old tool results
+ *   (`clear_tool_uses_...` in an `api-request` row) leaves the host serving
+ *   plain reads ({@linkcode ClaudeTranscriptIndex.clearsToolResults}).
  * - **Assistant messages**: Claude Code writes one row per content block of a
  *   response, each a child of the one before, all with the response's
  *   `message.id`. They are one message (an `other` entry with the message's
@@ -65,8 +70,17 @@ export type { FileChange, ReadCall, ReplayEntry };
 export interface ClaudeRowLike {
   /** `user`, `assistant`, `system`, `attachment`, or bookkeeping rows without a uuid. */
   type?: string;
-  /** For a system row: `compact_boundary` marks a compaction. */
+  /**
+   * For a system row: `compact_boundary` marks a compaction, `microcompact_boundary` old tool
+   * results cleared from the context.
+   */
   subtype?: string;
+  /** For a user row: the summary a compaction wrote. */
+  isCompactSummary?: boolean;
+  /** For a user row: a summary that replaces the messages before it. */
+  replacesSpan?: boolean;
+  /** For an `api-request` row: the request's parameters (`context_management`). */
+  params?: unknown;
   /** Row id. */
   uuid?: string;
   /** Parent row id; `null` for a root (and for a compact boundary). */
@@ -326,21 +340,39 @@ export class ClaudeTranscriptIndex {
   /** Files resolved, by entry id and path. */
   readonly #keys = new Map<string, string>();
   #last?: string;
+  #clearsToolResults = false;
 
   /** Rows added (with a uuid). */
   get size(): number {
     return this.#rows.size;
   }
 
+  /**
+   * True once the transcript shows a request that lets the server clear old
+   * tool results from the model's context (`context_management` edits of type
+   * `clear_tool_uses_...`): which results the model still holds is then not in
+   * the transcript, so a host serves plain reads only.
+   */
+  get clearsToolResults(): boolean {
+    return this.#clearsToolResults;
+  }
+
   /** Adds one row (file order). */
   add(row: ClaudeRowLike): void {
+    // the model's context is edited on the server: old tool results may be gone from it
+    if (row.type === "api-request" && /"clear_tool_uses/.test(JSON.stringify(row.params ?? null))) {
+      this.#clearsToolResults = true;
+    }
     const uuid = row.uuid;
     if (typeof uuid !== "string") return;
     const parentUuid = typeof row.parentUuid === "string" ? row.parentUuid : null;
     const slim: SlimRow = { uuid, parentUuid, kind: "skip" };
     const content = row.message?.content;
     if (row.type === "system") {
-      if (row.subtype === "compact_boundary") slim.kind = "boundary";
+      // a compaction, or Claude Code clearing old tool results from the context
+      if (row.subtype === "compact_boundary" || row.subtype === "microcompact_boundary") {
+        slim.kind = "boundary";
+      }
     } else if (row.type === "attachment") {
       const file = attachedFile(row);
       if (file !== undefined && file.startsWith("/")) {
@@ -396,6 +428,9 @@ export class ClaudeTranscriptIndex {
             ...(bare ? { text: resultText(b.content) } : {}),
           });
         }
+      } else if (row.isCompactSummary === true || row.replacesSpan === true) {
+        // a summary stands for everything before it (a compaction, or a span replaced by one)
+        slim.kind = "boundary";
       } else {
         slim.kind = /^\s*<task-notification>/.test(resultText(content)) ? "notification" : "user";
       }
