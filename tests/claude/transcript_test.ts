@@ -210,3 +210,67 @@ Deno.test("a request that lets the server clear tool results is noticed", () => 
   });
   assert.equal(index.clearsToolResults, true);
 });
+
+Deno.test("a request that did not extend the one before starts a new window", () => {
+  const rows = (second: Record<string, unknown>): ClaudeRowLike[] => [
+    { type: "api-request", id: "q1", keep: 0, tail: ["x", "y"] },
+    user("u1", null, "go"),
+    assistant("a1", "u1", "m1", call("t1", "Read", { file_path: "/w/a.txt" })),
+    result("r1", "a1", "t1", { type: "text", file: { readcache: META } }),
+    second,
+    assistant("a2", "r1", "m2", call("t2", "Read", { file_path: "/w/a.txt" })),
+  ];
+  const kinds = (second: Record<string, unknown>) =>
+    claudeBranchToReplay(rows(second), { currentCallId: "t2", pathKey })!.entries.map((e) =>
+      e.kind
+    );
+  // extends q1 (keeps its 2 messages): one window
+  assert.deepEqual(kinds({ type: "api-request", id: "q2", base: "q1", keep: 2, tail: ["z"] }), [
+    "other",
+    "other",
+    "read",
+    "other",
+  ]);
+  // keeps 1 of q1's 2 messages: rewritten, a new window
+  assert.deepEqual(kinds({ type: "api-request", id: "q2", base: "q1", keep: 1, tail: ["z"] }), [
+    "compaction",
+    "other",
+  ]);
+  // a message sent with a result cut from it
+  const cut = {
+    type: "api-request-blob",
+    message: {
+      role: "user",
+      content: [{
+        type: "tool_result",
+        tool_use_id: "t1",
+        content: "[Old tool result content cleared]",
+      }],
+    },
+  };
+  assert.deepEqual(kinds(cut), ["compaction", "other"]);
+  // Claude Code's own record of a cut
+  assert.deepEqual(
+    kinds({
+      type: "attachment",
+      uuid: "x",
+      parentUuid: "r1",
+      attachment: { type: "tool_results_cut" },
+    })
+      .length,
+    4,
+    "an attachment off the chain changes nothing",
+  );
+});
+
+Deno.test("Claude Code's record of results it cut is a barrier", () => {
+  const rows: ClaudeRowLike[] = [
+    user("u1", null, "go"),
+    assistant("a1", "u1", "m1", call("t1", "Read", { file_path: "/w/a.txt" })),
+    result("r1", "a1", "t1", { type: "text", file: { readcache: META } }),
+    { type: "attachment", uuid: "x", parentUuid: "r1", attachment: { type: "tool_results_cut" } },
+    assistant("a2", "x", "m2", call("t2", "Read", { file_path: "/w/a.txt" })),
+  ];
+  const b = claudeBranchToReplay(rows, { currentCallId: "t2", pathKey })!;
+  assert.deepEqual(b.entries.map((e) => e.kind), ["compaction", "other"]);
+});

@@ -284,6 +284,23 @@ interface SlimRow {
   mid?: string;
   /** For an attachment that names a file: its path. */
   file?: string;
+  /** For the first row of a message: the request it answers did not extend the one before. */
+  cutBefore?: boolean;
+}
+
+/** What Claude Code puts in place of a tool result it cut from the context. */
+const CUT_STAND_IN = "[Old tool result content cleared]";
+
+/** True when a request's message holds a tool result Claude Code cut (or moved to a file). */
+function holdsCutResult(message: unknown): boolean {
+  const content = record(message).content;
+  if (!Array.isArray(content)) return false;
+  return content.some((b) => {
+    const block = record(b);
+    if (block.type !== "tool_result") return false;
+    const text = resultText(block.content).trim();
+    return text.startsWith(CUT_STAND_IN) || text.startsWith("<persisted-output>");
+  });
 }
 
 function resultText(content: unknown): string {
@@ -341,6 +358,10 @@ export class ClaudeTranscriptIndex {
   readonly #keys = new Map<string, string>();
   #last?: string;
   #clearsToolResults = false;
+  /** Messages each logged request sent (`keep` + its `tail`), by request id. */
+  readonly #requests = new Map<string, number>();
+  /** A request that rewrote the context was seen; the next response starts a new window. */
+  #cutPending = false;
 
   /** Rows added (with a uuid). */
   get size(): number {
@@ -359,9 +380,27 @@ export class ClaudeTranscriptIndex {
 
   /** Adds one row (file order). */
   add(row: ClaudeRowLike): void {
-    // the model's context is edited on the server: old tool results may be gone from it
-    if (row.type === "api-request" && /"clear_tool_uses/.test(JSON.stringify(row.params ?? null))) {
-      this.#clearsToolResults = true;
+    if (row.type === "api-request") {
+      // the model's context is edited on the server: old tool results may be gone from it
+      if (/"clear_tool_uses/.test(JSON.stringify(row.params ?? null))) {
+        this.#clearsToolResults = true;
+      }
+      // a request that keeps fewer messages of the request it builds on rewrote the context
+      // (results cut, a rewind): the next response starts a new window
+      const r = record(row);
+      const tail = Array.isArray(r.tail) ? r.tail.length : 0;
+      const keep = typeof r.keep === "number" ? r.keep : 0;
+      const base = typeof r.base === "string" ? this.#requests.get(r.base) : undefined;
+      if (base !== undefined && keep < base) this.#cutPending = true;
+      if (typeof r.id === "string") {
+        this.#requests.set(r.id, keep + tail);
+        if (this.#requests.size > 10_000) {
+          this.#requests.delete(this.#requests.keys().next().value!);
+        }
+      }
+    } else if (row.type === "api-request-blob" && holdsCutResult(record(row).message)) {
+      // a message sent with a result cut from it
+      this.#cutPending = true;
     }
     const uuid = row.uuid;
     if (typeof uuid !== "string") return;
@@ -374,14 +413,22 @@ export class ClaudeTranscriptIndex {
         slim.kind = "boundary";
       }
     } else if (row.type === "attachment") {
+      const type = record(row.attachment).type;
       const file = attachedFile(row);
-      if (file !== undefined && file.startsWith("/")) {
+      if (type === "tool_results_cut" || type === "whole_texts_withdrawn") {
+        // Claude Code cut tool results or texts from the context: nothing before counts
+        slim.kind = "boundary";
+      } else if (file !== undefined && file.startsWith("/")) {
         slim.kind = "file";
         slim.file = file;
       }
     } else if (row.type === "assistant") {
       slim.kind = "assistant";
       slim.mid = typeof row.message?.id === "string" ? row.message.id : uuid;
+      if (this.#cutPending && !this.#messageRows.has(slim.mid)) {
+        slim.cutBefore = true;
+        this.#cutPending = false;
+      }
       const list = this.#messageRows.get(slim.mid) ?? [];
       list.push(uuid);
       this.#messageRows.set(slim.mid, list);
@@ -543,13 +590,20 @@ export class ClaudeTranscriptIndex {
         return key;
       },
     };
+    if (id.endsWith("~cut")) {
+      // the window a rewritten context starts (SPEC §11.9)
+      const first = this.#rows.get(id.slice(0, -"~cut".length));
+      return first?.cutBefore === true ? { id, parentId: null, kind: "compaction" } : undefined;
+    }
     const hash = id.lastIndexOf("#");
     if (hash > 0 && !id.includes(":")) {
       // a message's head: its calls that change, may change or show files
       const first = this.#rows.get(id.slice(0, hash));
       if (first?.kind !== "assistant") return undefined;
       const head = messageHead(id, this.#uses.get(first.mid!) ?? [], options);
-      head.parentId = this.#entryAt(first.parentUuid);
+      head.parentId = first.cutBefore === true
+        ? `${first.uuid}~cut`
+        : this.#entryAt(first.parentUuid);
       return head;
     }
     const colon = id.indexOf(":");
