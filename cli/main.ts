@@ -284,6 +284,10 @@ ${FOOTER}`,
       "also every session in OpenCode's database ($XDG_DATA_HOME/opencode/opencode.db, or " +
         "OPENCODE_DB), read without writing to it; alone, only those",
     )
+    .option(
+      "--claude",
+      "also read Claude Code's transcripts ($CLAUDE_CONFIG_DIR/projects, else ~/.claude/projects)",
+    )
     .option("--cwd <dir>", "with --opencode: only the OpenCode sessions of this project")
     .option("--top <n>", "how many files to list", parseCount, 10)
     .option("--html <file>", "also write a self-contained HTML page with a chart")
@@ -306,7 +310,8 @@ on the command line is missing or cannot be read, or a file named on it is neith
 file nor an OpenCode export, as for readcache status. Files found in a directory that are not pi
 sessions are skipped; .json files found in one count only when they are OpenCode exports.
 OpenCode sessions without readcache are not replayed (OpenCode's read output does not show the
-file exactly): their reads count as sent in full on both sides, and the report says so.
+file exactly): their reads count as sent in full on both sides, and the report says so; so are
+Claude Code transcripts without readcache, for now.
 
 Examples:
   $ readcache savings
@@ -314,6 +319,7 @@ Examples:
   $ readcache savings --html savings.html
   $ readcache savings --opencode --cwd ~/work/app   the OpenCode sessions of a project
   $ readcache savings session.json                  a file written by opencode export <id>
+  $ readcache savings --claude                      Claude Code's transcripts (~/.claude/projects)
 ${FOOTER}`,
     )
     .action(async (paths: string[], o: Record<string, unknown>) => {
@@ -322,6 +328,7 @@ ${FOOTER}`,
         html: o.html as string | undefined,
         json: o.json === true,
         opencode: o.opencode === true,
+        claude: o.claude === true,
         cwd: o.cwd as string | undefined,
         replay: o.replay !== false,
       });

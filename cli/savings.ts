@@ -57,6 +57,8 @@ import {
   Progress,
   stdoutStyle,
 } from "./support/output.ts";
+import { claudeConfigDir } from "./claude.ts";
+import { analyseClaudeSession } from "./claude_savings.ts";
 import { analyseOpenCodeSession } from "./opencode_savings.ts";
 import { openCodeSessionsFromStorage } from "./support/opencode.ts";
 import {
@@ -94,6 +96,8 @@ export interface SavingsOptions {
   json?: boolean;
   /** Also read the sessions in OpenCode's database (without writing to it). */
   opencode?: boolean;
+  /** Also read Claude Code's transcripts (`$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`). */
+  claude?: boolean;
   /** With `opencode`: only the sessions of this project directory. */
   cwd?: string;
   /**
@@ -142,7 +146,7 @@ export interface SessionSavings {
   /** The session file (for OpenCode's database: `<database>#<sessionID>`). */
   file: string;
   /** Which agent wrote it (absent: pi). */
-  host?: "pi" | "opencode";
+  host?: "pi" | "opencode" | "claude";
   /** The session id in its header. */
   id: string | null;
   /** The project directory in its header. */
@@ -662,9 +666,11 @@ export interface SavingsTotals {
   /** Reads by how they were (or would have been) answered. */
   byMode: Record<ReadMode | "plain", number>;
   /** Sessions by agent. */
-  hosts: { pi: number; opencode: number };
+  hosts: { pi: number; opencode: number; claude: number };
   /** Sessions without the read cache that could not be replayed, and their reads and bytes. */
   notReplayed: { sessions: number; reads: number; bytes: number };
+  /** Claude Code transcripts without the read cache: not replayed (yet). */
+  notReplayedClaude: { sessions: number; reads: number; bytes: number };
   /** Sessions without the read cache estimated by bench:real's replay, and by their own reads. */
   estimates: { replay: number; session: number };
   /** Reads of replayed sessions left out of both sides, by reason. */
@@ -699,8 +705,9 @@ export function totalsOf(sessions: readonly SessionSavings[]): SavingsTotals {
     unknown: { reads: 0, bytes: 0 },
     checked: { reads: 0, matched: 0 },
     byMode,
-    hosts: { pi: 0, opencode: 0 },
+    hosts: { pi: 0, opencode: 0, claude: 0 },
     notReplayed: { sessions: 0, reads: 0, bytes: 0 },
+    notReplayedClaude: { sessions: 0, reads: 0, bytes: 0 },
     estimates: { replay: 0, session: 0 },
     notJudged: {},
     safety: { checked: 0, violations: 0 },
@@ -722,9 +729,10 @@ export function totalsOf(sessions: readonly SessionSavings[]): SavingsTotals {
     if (s.withReadcache) t.withReadcache++;
     t.hosts[s.host ?? "pi"]++;
     if (s.notReplayed) {
-      t.notReplayed.sessions++;
-      t.notReplayed.reads += s.reads;
-      t.notReplayed.bytes += s.piBytes;
+      const n = s.host === "claude" ? t.notReplayedClaude : t.notReplayed;
+      n.sessions++;
+      n.reads += s.reads;
+      n.bytes += s.piBytes;
     }
     t.reads += s.reads;
     t.piBytes += s.piBytes;
@@ -812,10 +820,23 @@ export async function savingsCommand(paths: string[], options: SavingsOptions): 
   // without paths: pi's sessions directory, unless only OpenCode's sessions were asked for
   const roots = named
     ? [...paths]
-    : options.opencode
+    : options.opencode || options.claude
     ? []
     : [envDir ? resolve(envDir) : join(agentDir(), "sessions")];
-  if (!named && !options.opencode) {
+  if (options.claude) {
+    const projects = join(claudeConfigDir(), "projects");
+    try {
+      await Deno.stat(projects);
+      roots.push(projects);
+    } catch {
+      throw new CliError(
+        `No Claude Code transcripts at ${projects}: Claude Code has saved no session there. ` +
+          "Set CLAUDE_CONFIG_DIR when Claude Code keeps its data elsewhere.",
+        EXIT_PROBLEM,
+      );
+    }
+  }
+  if (!named && !options.opencode && !options.claude) {
     try {
       await Deno.stat(roots[0]);
     } catch {
@@ -852,7 +873,13 @@ export async function savingsCommand(paths: string[], options: SavingsOptions): 
       continue;
     }
     if (s.host === "pi") piFiles.set(s.file.path, s.file);
-    sessions.push(s.host === "pi" ? analyseSession(s.file) : analyseOpenCodeSession(s.file));
+    sessions.push(
+      s.host === "pi"
+        ? analyseSession(s.file)
+        : s.host === "claude"
+        ? analyseClaudeSession(s.file)
+        : analyseOpenCodeSession(s.file),
+    );
   }
   progress.done();
   if (options.replay !== false) await estimateByReplay(sessions, piFiles);
@@ -994,7 +1021,10 @@ export function formatSavings(r: SavingsReport, style: TextStyle, color: boolean
   const out: string[] = [
     style.heading(
       `readcache savings: ${
-        plural(sessions.length, totals.hosts.opencode > 0 ? "session" : "session file")
+        plural(
+          sessions.length,
+          totals.hosts.opencode > 0 || totals.hosts.claude > 0 ? "session" : "session file",
+        )
       } ${r.fromFiles ? "from" : "in"} ${r.roots.join(", ")}`,
     ),
   ];
@@ -1045,7 +1075,7 @@ export function sessionLabel(
   const when = s.started === null ? "" : `${s.started.slice(0, 16).replace("T", " ")} `;
   const project = s.cwd === null ? "?" : s.cwd.split("/").filter((p) => p !== "").at(-1) ?? "/";
   const id = s.id === null ? "" : ` ${s.id.slice(-6)}`;
-  const host = s.host === "opencode" ? " (OpenCode)" : "";
+  const host = s.host === "opencode" ? " (OpenCode)" : s.host === "claude" ? " (Claude Code)" : "";
   return `${when}${project.length > 20 ? `${project.slice(0, 17)}...` : project}${id}${host}`;
 }
 
@@ -1093,8 +1123,13 @@ export function lessWords(saved: number): string {
  * ```
  */
 export function hostWords(totals: Pick<SavingsTotals, "hosts">): string {
-  const { pi, opencode } = totals.hosts;
-  return opencode === 0 ? "pi" : pi === 0 ? "OpenCode" : "pi or OpenCode";
+  const { pi, opencode, claude } = totals.hosts;
+  const names = [
+    ...(pi > 0 ? ["pi"] : []),
+    ...(opencode > 0 ? ["OpenCode"] : []),
+    ...(claude > 0 ? ["Claude Code"] : []),
+  ];
+  return names.length === 0 ? "pi" : names.join(" or ");
 }
 
 function sessionTable(
@@ -1104,7 +1139,7 @@ function sessionTable(
 ): string[] {
   const names = sessions.map(sessionLabel);
   const nameWidth = Math.max(...names.map((n) => n.length), 7);
-  const alone = host === "pi or OpenCode" ? "own read" : `${host} alone`;
+  const alone = host.includes(" or ") ? "own read" : `${host} alone`;
   const w = Math.max(9, alone.length);
   const out = [
     "",
@@ -1157,7 +1192,8 @@ function totalLines(totals: SavingsTotals, style: TextStyle): string[] {
   if (modes.length > 0) out.push(`  reads: ${modes.join(", ")}`);
   const used = totals.withReadcache;
   const off = totals.notReplayed.sessions;
-  const replayed = totals.sessions - used - off;
+  const offClaude = totals.notReplayedClaude.sessions;
+  const replayed = totals.sessions - used - off - offClaude;
   if (used > 0) {
     out.push(
       `  ${
@@ -1212,6 +1248,17 @@ function totalLines(totals: SavingsTotals, style: TextStyle): string[] {
           `line break, nor CR or a byte order mark); ${plural(n.reads, "read")} (${
             bytesInWords(n.bytes)
           }) count as sent in full on both sides`,
+      ),
+    );
+  }
+  if (offClaude > 0) {
+    const n = totals.notReplayedClaude;
+    out.push(
+      style.warn(
+        `  ${plural(offClaude, "Claude Code session")} without readcache ("off"): not replayed ` +
+          `(replaying a transcript through the Claude Code host is not built yet); ${
+            plural(n.reads, "read")
+          } (${bytesInWords(n.bytes)}) count as sent in full on both sides`,
       ),
     );
   }

@@ -205,6 +205,13 @@ export async function statusCommand(
     if (any.host === "opencode") {
       return await openCodeStatus(any.file, { cwd: options.cwd, json: options.json });
     }
+    if (any.host === "claude") {
+      throw new CliError(
+        `${file} is a Claude Code transcript: status does not read those yet. ` +
+          `\`readcache savings ${file}\` shows what the read cache saved in it.`,
+        EXIT_USAGE,
+      );
+    }
     session = any.file;
     const header = session.header;
     let fallback = Deno.cwd();

@@ -261,7 +261,7 @@ Deno.test("savings on an OpenCode export and on OpenCode's database: the same fi
     assert.equal(fromFile.sessions[0].host, "opencode");
     assert.equal(fromFile.sessions[0].withReadcache, true);
     assert.equal(fromFile.sessions[0].notReplayed, false);
-    assert.deepEqual(fromFile.totals.hosts, { pi: 0, opencode: 1 });
+    assert.deepEqual(fromFile.totals.hosts, { pi: 0, opencode: 1, claude: 0 });
     for (const other of [fromDb, ofProject]) {
       const { file: _a, ...a } = fromFile.sessions[0] as unknown as Record<string, unknown>;
       const { file: _b, ...b } = other.sessions[0] as unknown as Record<string, unknown>;

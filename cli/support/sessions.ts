@@ -11,6 +11,7 @@
  *
  * @module
  */
+import { type ClaudeRowLike, parseClaudeTranscript } from "../../src/adapters/claude/transcript.ts";
 import { readdir, readFile, realpath, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
@@ -296,7 +297,42 @@ export interface OpenCodeSessionFile {
  */
 export type AnySessionFile =
   | { host: "pi"; file: SessionFile }
-  | { host: "opencode"; file: OpenCodeSessionFile };
+  | { host: "opencode"; file: OpenCodeSessionFile }
+  | { host: "claude"; file: ClaudeSessionFile };
+
+/** A Claude Code transcript (`~/.claude/projects/<project>/<session>.jsonl`), parsed. */
+export interface ClaudeSessionFile {
+  /** The file. */
+  path: string;
+  /** Its rows, in file order. */
+  rows: ClaudeRowLike[];
+  /** Modification time (ms since the epoch). */
+  mtimeMs: number;
+  /** Size in bytes. */
+  bytes: number;
+}
+
+/**
+ * True when the text is a Claude Code transcript: JSON lines among whose first
+ * 50 one has a `sessionId` and a `uuid` (conversation rows) or is one of
+ * Claude Code's bookkeeping rows (`queue-operation`, `summary`).
+ */
+export function looksLikeClaudeTranscript(text: string): boolean {
+  let seen = 0;
+  for (const line of text.split("\n")) {
+    if (line.trim() === "") continue;
+    if (++seen > 50) break;
+    let row: Record<string, unknown>;
+    try {
+      row = JSON.parse(line);
+    } catch {
+      return false;
+    }
+    if (typeof row !== "object" || row === null || Array.isArray(row)) return false;
+    if (typeof row.sessionId === "string" && typeof row.uuid === "string") return true;
+  }
+  return false;
+}
 
 /**
  * Reads a session file of either host, told apart by content, not by name:
@@ -326,6 +362,17 @@ export async function readAnySessionFile(
         path,
         header,
         entries: parseSessionJsonl(text),
+        mtimeMs: info.mtime?.getTime() ?? 0,
+        bytes: info.size,
+      },
+    };
+  }
+  if (looksLikeClaudeTranscript(text)) {
+    return {
+      host: "claude",
+      file: {
+        path,
+        rows: parseClaudeTranscript(text),
         mtimeMs: info.mtime?.getTime() ?? 0,
         bytes: info.size,
       },

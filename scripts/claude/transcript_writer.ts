@@ -3,7 +3,7 @@
 // tool_use, then a user row holding its tool_result and `toolUseResult` (for a Read: what the
 // hook answered, as Claude Code stores the replacement), plus the bookkeeping rows Claude Code
 // adds (request blobs without a uuid, hook attachments). The project holds FILES text files of 200
-// lines; every seventh step changes one of them on disk; every fifth is a command (`make test`)
+// lines; every seventh step changes one of them on disk; every fifth is a command (`ls`)
 // whose record the host makes, as Claude Code's hook for Bash has it do.
 import { join } from "node:path";
 import type { ClaudeCodeHost, ClaudeHookOutput } from "../../src/adapters/claude/host.ts";
@@ -129,12 +129,13 @@ export class ClaudeTranscriptWriter {
   /** One step: a Read served by `host`, or every fifth step a Bash call. */
   async step(host: ClaudeCodeHost, step: number): Promise<void> {
     if (step % 5 === 4) {
-      // a command that changes nothing the model holds: its record (the host's answer) says so
+      // a command that only lists files: its record (the host's answer) says nothing changed
       const id = `toolu_${step}`;
-      const input = { command: "make test" };
+      const input = { command: "ls" };
       const assistant = this.#assistant(step, { id, name: "Bash", input });
       await this.#flush();
-      const response = { stdout: "ok", stderr: "", interrupted: false };
+      const names = Array.from({ length: this.files }, (_, f) => `f${f}.ts`).sort().join("\n");
+      const response = { stdout: names, stderr: "", interrupted: false };
       const out = await host.handle({
         session_id: "s1",
         transcript_path: this.path,
@@ -146,7 +147,7 @@ export class ClaudeTranscriptWriter {
         tool_use_id: id,
       });
       this.#parent = assistant;
-      this.#result(id, "ok", out.hookSpecificOutput?.updatedToolOutput ?? response);
+      this.#result(id, names, out.hookSpecificOutput?.updatedToolOutput ?? response);
       await this.#flush();
       return;
     }

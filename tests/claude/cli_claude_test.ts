@@ -94,3 +94,67 @@ Deno.test("the service answers only with its secret, on 127.0.0.1, and {} to wha
     await s.close();
   }
 });
+
+Deno.test("readcache savings reads Claude Code transcripts, with and without readcache", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const { ClaudeTranscriptWriter } = await import("../../scripts/claude/transcript_writer.ts");
+    const { ClaudeCodeHost } = await import("../../src/adapters/claude/host.ts");
+    const { MemoryObjectStore } = await import("../../src/core/object_store.ts");
+    const on = await ClaudeTranscriptWriter.create(join(dir, "on"), 6);
+    const host = new ClaudeCodeHost({ storeFor: () => new MemoryObjectStore() });
+    for (let step = 0; step < 40; step++) await on.step(host, step);
+    const off = await ClaudeTranscriptWriter.create(join(dir, "off"), 6);
+    const none = { handle: () => Promise.resolve({}) } as unknown as typeof host;
+    for (let step = 0; step < 40; step++) await off.step(none, step);
+
+    const json = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--quiet", "cli/main.ts", "savings", "--json", on.path, off.path],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const r = JSON.parse(new TextDecoder().decode(json.stdout));
+    const [a, b] = r.sessions.toSorted((x: { file: string }, y: { file: string }) =>
+      x.file === on.path ? -1 : y.file === on.path ? 1 : 0
+    );
+    assert.equal(a.host, "claude");
+    assert.equal(a.withReadcache, true);
+    assert.equal(a.reads, 32);
+    assert.ok(a.byMode.unchanged > 10, JSON.stringify(a.byMode));
+    assert.ok(a.readcacheBytes < a.piBytes / 2, `${a.readcacheBytes} of ${a.piBytes}`);
+    assert.equal(b.withReadcache, false);
+    assert.equal(b.notReplayed, true);
+    assert.equal(b.readcacheBytes, b.piBytes);
+
+    const text = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--quiet", "cli/main.ts", "savings", off.path],
+      stdout: "piped",
+    }).output();
+    assert.match(
+      new TextDecoder().decode(text.stdout),
+      /1 Claude Code session without readcache \("off"\): not replayed/,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("readcache status names what it cannot read yet: a Claude Code transcript", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const f = join(dir, "s.jsonl");
+    await Deno.writeTextFile(
+      f,
+      JSON.stringify({ type: "user", uuid: "u1", parentUuid: null, sessionId: "s1" }) + "\n",
+    );
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--quiet", "cli/main.ts", "status", f],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.code, 2);
+    assert.match(new TextDecoder().decode(out.stderr), /Claude Code transcript: status does not/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
