@@ -1,11 +1,11 @@
 // `readcache claude install|uninstall|serve`: the Claude Code host (SPEC §11.9) in one step.
 //
 // install: makes a secret and a port (kept in <config>/readcache/service.json, mode 0600) and
-// adds two hooks to Claude Code's user settings (<config>/settings.json; <config> is
+// adds three hooks to Claude Code's user settings (<config>/settings.json; <config> is
 // CLAUDE_CONFIG_DIR or ~/.claude): a SessionStart command hook that starts the service when it is
-// not running, and a PostToolUse HTTP hook for Read that reaches it. uninstall removes exactly
-// those hooks. serve runs the service (in the foreground, or with --detach in the background
-// when it is not up yet).
+// not running, and PreToolUse and PostToolUse HTTP hooks for every tool that reach it. uninstall
+// removes exactly those hooks. serve runs the service (in the foreground, or with --detach in the
+// background when it is not up yet).
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
@@ -142,6 +142,18 @@ export function claudeInstall(options: { port?: number; settings?: string }): nu
     ...withoutOurs(hooks.SessionStart),
     { hooks: [{ type: "command", command: serveCommand(), timeout: 30, [MARK]: true }] },
   ];
+  hooks.PreToolUse = [
+    ...withoutOurs(hooks.PreToolUse),
+    {
+      matcher: "*",
+      hooks: [{
+        type: "http",
+        url: `http://127.0.0.1:${service.port}/hook/${service.secret}`,
+        timeout: 10,
+        [MARK]: true,
+      }],
+    },
+  ];
   hooks.PostToolUse = [
     ...withoutOurs(hooks.PostToolUse),
     {
@@ -170,7 +182,7 @@ export async function claudeUninstall(options: { settings?: string }): Promise<n
   const settings = readSettings(settingsPath);
   if (typeof settings.hooks === "object" && settings.hooks !== null) {
     const hooks: Record<string, unknown> = { ...settings.hooks as Record<string, unknown> };
-    for (const event of ["SessionStart", "PostToolUse"]) {
+    for (const event of ["SessionStart", "PreToolUse", "PostToolUse"]) {
       if (!(event in hooks)) continue;
       const kept = withoutOurs(hooks[event]);
       if (kept.length > 0) hooks[event] = kept;

@@ -343,14 +343,15 @@ ${FOOTER}`,
       "after",
       `
 Examples:
-  $ readcache claude install       add the hooks to ~/.claude/settings.json (CLAUDE_CONFIG_DIR)
+  $ readcache claude install       add its hooks to ~/.claude/settings.json (CLAUDE_CONFIG_DIR)
   $ readcache claude uninstall     remove them again
   $ readcache claude serve         run the service in the foreground (install starts it for you)`,
     );
   claude.command("install")
     .description(
       "Add readcache's hooks to Claude Code's user settings: a SessionStart hook that starts the " +
-        "service and a PostToolUse hook for Read that reaches it on 127.0.0.1 with a secret.",
+        "service, and PreToolUse and PostToolUse hooks for every tool that reach it on 127.0.0.1 " +
+        "with a secret.",
     )
     .option("--port <n>", "the service's port on 127.0.0.1 (default 47411)", parseCount)
     .option("--settings <file>", "the settings file to change (default <config>/settings.json)")

@@ -43,6 +43,7 @@ export async function startClaudeSandbox(
   await Deno.mkdir(work);
   const settings = hookUrl === undefined ? {} : {
     hooks: {
+      PreToolUse: [{ matcher: "*", hooks: [{ type: "http", url: hookUrl, timeout: 10 }] }],
       PostToolUse: [{ matcher: "*", hooks: [{ type: "http", url: hookUrl, timeout: 10 }] }],
     },
   };

@@ -185,7 +185,7 @@ export type OpenCodeVector =
 type ReadStep = Extract<ScenarioStep, { op: "read" }>;
 type Expect = ReadStep["expect"];
 
-function bytesOf(c: string | { base64: string }): Uint8Array {
+export function bytesOf(c: string | { base64: string }): Uint8Array {
   return typeof c === "string"
     ? new TextEncoder().encode(c)
     : Uint8Array.from(atob(c.base64), (ch) => ch.charCodeAt(0));
@@ -212,7 +212,7 @@ interface BashOutcome {
 const BASH_OUTCOMES = new Map<string, BashOutcome>();
 
 /** The vector's files in a virtual project directory, with symbolic links followed. */
-class VirtualFiles {
+export class VirtualFiles {
   readonly files = new Map<string, Uint8Array>();
   readonly links = new Map<string, string>();
 
@@ -331,7 +331,7 @@ const LOSSY_UTF8 = new TextDecoder("utf-8", { ignoreBOM: true });
 const encoder = new TextEncoder();
 
 /** Why a read of these bytes is outside what the port checks, if it is. */
-function contentReason(path: string, b: Uint8Array): NotApplicableReason | undefined {
+export function contentReason(path: string, b: Uint8Array): NotApplicableReason | undefined {
   if (imageMime(b) !== undefined || looksBinary(path, b.subarray(0, 4096))) return "not-text";
   const text = LOSSY_UTF8.decode(b);
   if (text.startsWith("\uFEFF") || text.includes("\r") || text === "") return "line-model";

@@ -15,7 +15,7 @@ async function cli(configDir: string, ...args: string[]) {
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
 }
 
-Deno.test("claude install adds the two hooks with a secret; uninstall removes only them", async () => {
+Deno.test("claude install adds its hooks with a secret; uninstall removes only them", async () => {
   const dir = await Deno.makeTempDir();
   try {
     const mine = { type: "command", command: "echo mine" };
@@ -38,6 +38,10 @@ Deno.test("claude install adds the two hooks with a secret; uninstall removes on
       `http://127.0.0.1:45678/hook/${service.secret}`,
     );
     assert.match(settings.hooks.SessionStart[0].hooks[0].command, /claude' 'serve' --detach$/);
+    assert.equal(
+      settings.hooks.PreToolUse[0].hooks[0].url,
+      settings.hooks.PostToolUse[1].hooks[0].url,
+    );
     // again: the same secret, no second copy of the hooks
     assert.equal((await cli(dir, "install")).code, 0);
     const again = JSON.parse(await Deno.readTextFile(join(dir, "settings.json")));

@@ -57,7 +57,8 @@ import {
   ClaudeTranscriptIndex,
   parseClaudeTranscript,
 } from "./transcript.ts";
-import { type ToolOutput, toolResultMeta } from "../../shell/tool_result.ts";
+import { toolCallSnapshot, type ToolOutput, toolResultMeta } from "../../shell/tool_result.ts";
+import type { CallSnapshot } from "../../shell/call_snapshot.ts";
 
 export * from "./transcript.ts";
 export type {
@@ -94,8 +95,8 @@ export interface ClaudeHookInputV1 {
   tool_name: string;
   /** The call's arguments. */
   tool_input: Record<string, unknown>;
-  /** The tool's structured result. */
-  tool_response: unknown;
+  /** The tool's structured result (`PostToolUse`). */
+  tool_response?: unknown;
   /** The call's id (`toolu_...`). */
   tool_use_id: string;
   /** Set on a subagent's calls: its id. */
@@ -109,7 +110,7 @@ const ClaudeHookInput: z.ZodType<ClaudeHookInputV1, unknown> = z.looseObject({
   hook_event_name: z.string(),
   tool_name: z.string(),
   tool_input: z.record(z.string(), z.unknown()),
-  tool_response: z.unknown(),
+  tool_response: z.unknown().optional(),
   tool_use_id: z.string(),
   agent_id: z.string().regex(/^[A-Za-z0-9_-]{1,128}$/).optional(),
 });
@@ -360,6 +361,8 @@ export class ClaudeCodeHost {
   /** Bases of files outside the project: this process only (SPEC §13.2). */
   readonly #volatile = new MemoryObjectStore();
   readonly #sessions = new Map<string, SessionState>();
+  /** Statuses of the held files as a call started (`PreToolUse`), by call id. */
+  readonly #snapshots = new Map<string, CallSnapshot>();
   /** Metadata of served reads by call id, with the text the model was to receive. */
   readonly #servedMeta = new Map<string, { meta: ReadCacheMetaV1; text: string }>();
   #queue: Promise<unknown> = Promise.resolve();
@@ -383,6 +386,10 @@ export class ClaudeCodeHost {
   async #handle(raw: unknown): Promise<ClaudeHookOutput> {
     const input = parseClaudeHookInput(raw);
     if (input === undefined) return {};
+    if (input.hook_event_name === "PreToolUse") {
+      await this.#snapshot(input);
+      return {};
+    }
     if (input.hook_event_name !== "PostToolUse") return {};
     if (input.tool_name !== "Read") return await this.#recordTool(input) ?? {};
     const result = ReadTextResult.safeParse(input.tool_response);
@@ -480,6 +487,26 @@ export class ClaudeCodeHost {
   }
 
   /**
+   * A `PreToolUse` call of a tool the cache cannot see into (SPEC §5.10): the
+   * statuses of the files the model holds as it starts, so that its record
+   * can tell a file it printed but never touched from one it may have
+   * changed back (without one, every file such a call may have printed while
+   * changing files counts as changed).
+   */
+  async #snapshot(input: ClaudeHookInputV1): Promise<void> {
+    if (input.agent_id !== undefined) return;
+    const cls = claudeToolClass(input.tool_name, input.tool_input);
+    if (cls !== "viewing" && cls !== "opaque") return;
+    const at = await this.#at(input);
+    if (at === undefined) return;
+    if (this.#snapshots.size >= 1000) this.#snapshots.clear(); // calls that never returned
+    this.#snapshots.set(
+      input.tool_use_id,
+      await toolCallSnapshot(at.knowledge, { cwd: input.cwd }),
+    );
+  }
+
+  /**
    * The record of a tool's result (SPEC §5.10): the files that differ from
    * the model's newest view as it returns, and what a shell command showed
    * of them, added to Claude Code's own result as `readcache` (Claude Code
@@ -507,8 +534,11 @@ export class ClaudeCodeHost {
     } else if (cls === "opaque") {
       output = { kind: "opaque", output: JSON.stringify(response) };
     }
+    const snapshot = this.#snapshots.get(input.tool_use_id);
+    this.#snapshots.delete(input.tool_use_id);
     const meta = await toolResultMeta(at.knowledge, this.#deps(input.cwd), output, {
       callId: input.tool_use_id,
+      snapshot,
     });
     return {
       hookSpecificOutput: {
