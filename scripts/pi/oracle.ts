@@ -8,7 +8,7 @@
 // bash and grep calls and the cached answers on files they showed or changed);
 // exits 1 when any answer is unsafe (2 when a port could not run a generated vector).
 //
-//   deno task oracle [--sessions N] [--seed S] [--port reference|pi|pi-no-events|opencode|all]
+//   deno task oracle [--sessions N] [--seed S] [--port reference|pi|pi-no-events|opencode|claude-code|all]
 //                    [--shrink K] [--out DIR] [--no-symlinks] [--no-in-flight] [--no-tools]
 //                    [--root DIR] [--only I,J,...]
 //
@@ -33,7 +33,7 @@ import {
 import { type OracleResult, runOracle } from "../../tests/pi/support/oracle/run.ts";
 
 const USAGE =
-  "usage: deno task oracle [--sessions N] [--seed S] [--port reference|pi|pi-no-events|opencode|all] " +
+  "usage: deno task oracle [--sessions N] [--seed S] [--port reference|pi|pi-no-events|opencode|claude-code|all] " +
   "[--shrink K] [--out DIR] [--no-symlinks] [--no-in-flight] [--no-tools] [--root DIR] [--only I,J,...]";
 
 function fail(message: string): never {

@@ -1907,6 +1907,23 @@ Deno.test("oracle: 150 generated sessions through opencode, steps it cannot run 
   assert.ok(r.errors.length === 0 && r.unsafe.length === 0, explain("opencode", 150, r));
 });
 
+Deno.test("oracle: 150 generated sessions through claude-code, steps it cannot run dropped and counted, 0 unsafe answers", async () => {
+  const r = await runOracle({
+    port: PORTS["claude-code"],
+    sessions: 150,
+    seed: SEED,
+    shrink: 1,
+    shrinkBudget: 100,
+  });
+  assert.equal(r.sessions, 150);
+  assert.ok(r.cachedAnswers > 75, "the sessions exercise cached answers");
+  assert.ok(r.cachedOnWritten > 15, "cached answers on files the model wrote");
+  assert.ok(r.cachedAfterTool > 15, "cached answers on files a command showed or changed");
+  const dropped = Object.values(r.dropped).reduce((a, b) => a + b, 0);
+  assert.ok(dropped > 0 && r.sessionsWithDrops < 150, `dropped ${JSON.stringify(r.dropped)}`);
+  assert.ok(r.errors.length === 0 && r.unsafe.length === 0, explain("claude-code", 150, r));
+});
+
 Deno.test("oracle: the checked-in scenario vectors give no unsafe answer", async () => {
   const dir = new URL("../../vectors/scenario/", import.meta.url);
   for (const f of readdirSync(dir).filter((f) => f.endsWith(".json")).sort()) {
