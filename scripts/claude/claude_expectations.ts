@@ -19,8 +19,8 @@
  * pi cuts, at 2,000 lines or 50 KB, where Claude Code shows another),
  * `line-model` and `not-text` (as for OpenCode: CR, a BOM, an empty file,
  * lines over 2,000 characters; images and binary files), `bypass` (Claude
- * Code's `Read` has no `bypass_cache`), `edit` (the host does not follow
- * `Edit` beliefs yet: an edited file is unknown), `grep` (Claude Code's
+ * Code's `Read` has no `bypass_cache`), `edit` (an edit that is not one
+ * replacement Claude Code's exact match applies as pi's does), `grep` (Claude Code's
  * `Grep` shows lines in its own layout, which the host does not recognise),
  * `refresh` (no refresh tool yet), `cut-message` (Claude Code keeps an
  * aborted message), `deferred` (a result appended with a later call's),
@@ -32,7 +32,9 @@
  */
 import { renderBaselineRead } from "../../src/core/baseline.ts";
 import type { Scenario, ScenarioStep } from "../../src/conformance/vector_schema.ts";
+import { applyPiEdit } from "../../src/core/edit.ts";
 import { bytesOf, contentReason, VirtualFiles } from "../opencode/opencode_expectations.ts";
+import { singleReplacement } from "../opencode/opencode_scenario_runner.ts";
 
 /** Why a vector does not apply to the Claude Code port, in words. */
 export const NOT_APPLICABLE = {
@@ -44,7 +46,8 @@ export const NOT_APPLICABLE = {
     "a file with CR line ends, a BOM, no line, or a line over 2000 characters: the host does not cache it",
   "not-text": "an image or a binary file: Claude Code shows no text of it",
   bypass: "bypass_cache: Claude Code's Read has no such argument",
-  edit: "an Edit: the host does not follow the model's belief yet, the file becomes unknown",
+  edit:
+    "an edit that is not one replacement Claude Code's exact match applies as pi does (several, empty, unchanged, or pi's normalising match)",
   grep: "a grep: Claude Code's Grep shows lines in a layout the host does not recognise",
   refresh: "a refresh: the Claude Code host has no refresh tool yet",
   "cut-message": "an aborted message: Claude Code keeps its output",
@@ -104,9 +107,31 @@ export function claudeVector(vector: Scenario): ClaudeVector {
         if (s.persist === "deferred") no("deferred", i);
         fs.set(s.path, new TextEncoder().encode(s.content));
         break;
-      case "editTool":
-        no("edit", i);
+      case "editTool": {
+        if (pathSyntax(s.path)) no("path-syntax", i);
+        if (s.persist === "deferred") no("deferred", i);
+        const r = singleReplacement(s);
+        const bytes = fs.get(s.path);
+        if (r === undefined || r.oldText === "" || r.oldText === r.newText) {
+          no("edit", i);
+          break;
+        }
+        if (bytes === undefined) break; // both fail: a missing file
+        const text = LOSSY_UTF8.decode(bytes);
+        const pi = applyPiEdit(text, [r], s.path);
+        const at = text.indexOf(r.oldText);
+        const exact = at >= 0 && text.indexOf(r.oldText, at + 1) < 0
+          ? text.slice(0, at) + r.newText + text.slice(at + r.oldText.length)
+          : undefined;
+        // pi's edit and Claude Code's exact one must agree (pi's normalising match is not Claude
+        // Code's, which is not modelled)
+        if (
+          at < 0 || pi.ok !== (exact !== undefined) || (pi.ok && (pi.fuzzy || pi.text !== exact))
+        ) {
+          no("edit", i);
+        } else if (exact !== undefined) fs.set(s.path, new TextEncoder().encode(exact));
         break;
+      }
       case "invalidate":
         no("refresh", i);
         break;

@@ -22,7 +22,8 @@
  *   step's result is the `content` the model got (the hook's answer, or
  *   Claude Code's own lines) with the project directory written as the vector
  *   names files (relative), and the metadata's mode and scope;
- * - `writeTool`: Claude Code's `Write` (the content as given); `bash`: the
+ * - `writeTool`: Claude Code's `Write` (the content as given); `editTool`: its
+ *   `Edit` of one replacement (`old_string` found exactly once); `bash`: the
  *   command, run in `cwd` (its standard output and error as Claude Code
  *   joins them);
  * - `write`, `remove`, `symlink`: another process changes the files;
@@ -55,6 +56,7 @@ import {
   turnCallSteps,
   writeVectorFile,
 } from "../../src/conformance/session_simulator.ts";
+import { singleReplacement } from "../opencode/opencode_scenario_runner.ts";
 import type {
   ScenarioInput,
   ScenarioInputStep as ScenarioStep,
@@ -114,6 +116,41 @@ function claudeRead(path: string, offset: number | undefined, limit: number | un
     totalLines: lines.length,
   };
   return { ok: true, response: { type: "text", file }, text: file.content };
+}
+
+/**
+ * Claude Code's `Edit`, as far as the host sees it: `old_string` must occur
+ * exactly once (else the edit fails and nothing changes); it is replaced.
+ */
+function claudeEdit(path: string, oldText: string, newText: string): Outcome {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch {
+    return { ok: false, error: "File does not exist." };
+  }
+  const at = text.indexOf(oldText);
+  if (at < 0) return { ok: false, error: "String to replace not found in file." };
+  if (text.indexOf(oldText, at + 1) >= 0) {
+    return {
+      ok: false,
+      error: "Found 2 matches of the string to replace, but replace_all is false.",
+    };
+  }
+  Deno.writeTextFileSync(path, text.slice(0, at) + newText + text.slice(at + oldText.length));
+  return {
+    ok: true,
+    response: {
+      filePath: path,
+      oldString: oldText,
+      newString: newText,
+      originalFile: text,
+      structuredPatch: [],
+      userModified: false,
+      replaceAll: false,
+    },
+    text: `The file ${path} has been updated successfully.`,
+  };
 }
 
 /** The text Claude Code shows for a tool result (a `Read`'s lines numbered). */
@@ -177,6 +214,21 @@ export async function runScenarioOnClaude(
         return { tool: "Write", input: { file_path: path, content: s.content } };
       case "bash":
         return { tool: "Bash", input: { command: s.command } };
+      case "editTool": {
+        const r = singleReplacement(s);
+        if (r === undefined) {
+          throw new NotApplicableStep(index, "an edit of other than one replacement");
+        }
+        return {
+          tool: "Edit",
+          input: {
+            file_path: path,
+            old_string: r.oldText,
+            new_string: r.newText,
+            replace_all: false,
+          },
+        };
+      }
       default:
         throw new NotApplicableStep(index, s.op);
     }
@@ -323,6 +375,15 @@ export async function runScenarioOnClaude(
         });
         return;
       case "editTool":
+        await call(index, s, () => {
+          const { input } = toolCallOf(s, index);
+          return claudeEdit(
+            String(input.file_path),
+            String(input.old_string),
+            String(input.new_string),
+          );
+        });
+        return;
       case "grep":
       case "cutMessage":
       case "invalidate":

@@ -53,7 +53,8 @@ async function ok(s: ClaudeSandbox, args: string[]): Promise<void> {
 }
 
 Deno.test({
-  name: "claude e2e: a re-read is a marker at line 0; after a bash change or an edit the file",
+  name: "claude e2e: a re-read is a marker at line 0; after a bash change the file, after the " +
+    "model's own edit a marker",
   ignore,
   sanitizeResources: false,
   sanitizeOps: false,
@@ -80,8 +81,8 @@ Deno.test({
       assert.equal(r[2], "0\t[readcache: unchanged in lines 2-2 of 4]");
       // after a command that may change any file: the whole file again
       assert.equal(r[4], "1\talpha\n2\tbeta\n3\tgamma\n4\tdelta\n5\t");
-      // after an edit (no belief yet): the whole file again
-      assert.equal(r[6], "1\talpha\n2\tBETA\n3\tgamma\n4\tdelta\n5\t");
+      // after its own edit the model holds what it believes it wrote (SPEC §5.9)
+      assert.equal(r[6], "0\t[readcache: unchanged, 5 lines]");
       assert.equal(r[7], "0\t[readcache: unchanged, 5 lines]");
     });
   },

@@ -34,7 +34,12 @@ import { basename, dirname, join } from "node:path";
 import { z } from "zod";
 import { type DecisionConfig, DEFAULT_DECISION_CONFIG, planRead } from "../../core/decision.ts";
 import { BranchKnowledge, type InFlightRead } from "../../core/knowledge.ts";
-import type { LineStretch, ReadCacheMetaV1, ReadMode } from "../../core/meta.ts";
+import type {
+  LineStretch,
+  ReadCacheEditMetaV1,
+  ReadCacheMetaV1,
+  ReadMode,
+} from "../../core/meta.ts";
 import {
   MemoryObjectStore,
   type ObjectStore,
@@ -46,6 +51,7 @@ import {
   decideWithStores,
   isInsideProject,
   pathKeyOnDisk,
+  planEdit,
   readRegularFile,
   type ReadServiceDeps,
   writeInFlight,
@@ -361,6 +367,8 @@ export class ClaudeCodeHost {
   /** Bases of files outside the project: this process only (SPEC §13.2). */
   readonly #volatile = new MemoryObjectStore();
   readonly #sessions = new Map<string, SessionState>();
+  /** Beliefs of `Edit` calls worked out before they ran, by call id (SPEC §5.9). */
+  readonly #edits = new Map<string, ReadCacheEditMetaV1>();
   /** Statuses of the held files as a call started (`PreToolUse`), by call id. */
   readonly #snapshots = new Map<string, CallSnapshot>();
   /** Metadata of served reads by call id, with the text the model was to receive. */
@@ -387,10 +395,12 @@ export class ClaudeCodeHost {
     const input = parseClaudeHookInput(raw);
     if (input === undefined) return {};
     if (input.hook_event_name === "PreToolUse") {
-      await this.#snapshot(input);
+      if (input.tool_name === "Edit") await this.#planEdit(input);
+      else await this.#snapshot(input);
       return {};
     }
     if (input.hook_event_name !== "PostToolUse") return {};
+    if (input.tool_name === "Edit") return this.#recordEdit(input);
     if (input.tool_name !== "Read") return await this.#recordTool(input) ?? {};
     const result = ReadTextResult.safeParse(input.tool_response);
     if (!result.success) return {};
@@ -483,6 +493,47 @@ export class ClaudeCodeHost {
       store: this.#store(cwd),
       volatileStore: this.#volatile,
       config: this.#options.config,
+    };
+  }
+
+  /**
+   * The belief of an `Edit` about to run (SPEC §5.9), worked out as pi's is:
+   * `old_string`/`new_string` are one replacement, applied where it occurs
+   * exactly once in the model's newest view of the file (Claude Code's own
+   * first match); `replace_all`, an empty `old_string` and anything
+   * undetermined get none (the file becomes unknown). A subagent's edits get
+   * none (its transcript keeps no results).
+   */
+  async #planEdit(input: ClaudeHookInputV1): Promise<void> {
+    if (input.agent_id !== undefined) return;
+    const a = input.tool_input;
+    if (
+      typeof a.file_path !== "string" || typeof a.old_string !== "string" ||
+      typeof a.new_string !== "string" || a.old_string === "" || a.replace_all === true
+    ) return;
+    const at = await this.#at(input);
+    if (at === undefined) return;
+    const meta = await planEdit(
+      { path: a.file_path, edits: [{ oldText: a.old_string, newText: a.new_string }] },
+      at.knowledge,
+      this.#deps(input.cwd),
+    ).catch(() => undefined);
+    if (meta === undefined || meta.pathKey !== pathKeyOnDisk(a.file_path)) return;
+    if (this.#edits.size >= 1000) this.#edits.clear(); // edits that never returned
+    this.#edits.set(input.tool_use_id, meta);
+  }
+
+  /** A successful `Edit`'s result with the belief worked out before it ran, if any. */
+  #recordEdit(input: ClaudeHookInputV1): ClaudeHookOutput {
+    const meta = this.#edits.get(input.tool_use_id);
+    this.#edits.delete(input.tool_use_id);
+    const r = input.tool_response;
+    if (meta === undefined || typeof r !== "object" || r === null || Array.isArray(r)) return {};
+    return {
+      hookSpecificOutput: {
+        hookEventName: "PostToolUse",
+        updatedToolOutput: { ...r as Record<string, unknown>, readcache: meta },
+      },
     };
   }
 

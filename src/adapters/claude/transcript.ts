@@ -29,9 +29,11 @@
  *   Code with the replacement); without it (a read served while the host was
  *   down, an image, a PDF) the file's lines count as unknown (SPEC §5.5).
  * - **Writes**: a successful `Write` whose content is well-formed Unicode
- *   without a BOM is proof of content (`wrote`, SPEC §5.8); `Edit`,
- *   `MultiEdit`, `NotebookEdit` and a failed or other write leave the file
- *   unknown (`changed`).
+ *   without a BOM is proof of content (`wrote`, SPEC §5.8); a successful
+ *   `Edit` is `changed` with the model's belief the host added to its result
+ *   (`toolUseResult.readcache`, SPEC §5.9); `MultiEdit`, `NotebookEdit`, an
+ *   `Edit` without a belief and a failed or other write leave the file
+ *   unknown.
  * - **Other tools**: `Glob`, `TodoWrite` and `ToolSearch` show no file content
  *   and change nothing; `Grep` and a read-only `Bash` command show files;
  *   every other tool (`Bash`, `Agent`, tools the host does not know) may change
@@ -754,7 +756,11 @@ function resultEntry(use: ToolUse, result: ToolResult, options: ClaudeBranchOpti
           bytes: proof.bytes,
         };
       }
-      return { id, parentId: null, kind: "changed", call, callId };
+      // a successful Edit carries the model's belief (SPEC §5.9: replay checks it)
+      const belief = use.name === "Edit" && !isError ? result.meta : undefined;
+      return belief === undefined
+        ? { id, parentId: null, kind: "changed", call, callId }
+        : { id, parentId: null, kind: "changed", call, callId, meta: belief };
     }
   }
   if (use.cls === "viewing" || use.cls === "opaque") {
