@@ -12,12 +12,17 @@
  *   covers times the bytes per line the latest full read of the file sent;
  *   a file the model wrote counts like a full read of what it wrote); reads
  *   without metadata count as sent in full on both sides.
- * - A transcript WITHOUT it is not replayed yet: its reads count as sent in
- *   full on both sides, and the report says so.
+ * - A transcript WITHOUT it is replayed through the Claude Code host
+ *   ({@linkcode replayClaudeSession}): what it would have sent is measured on
+ *   that replay.
  *
  * @module
  */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { ClaudeCodeHost } from "../src/adapters/claude/host.ts";
 import { claudeFileCall, type ClaudeRowLike } from "../src/adapters/claude/transcript.ts";
+import { MemoryObjectStore } from "../src/core/object_store.ts";
 import { parseReadCacheMeta } from "../src/core/meta.ts";
 import { countLines } from "../src/core/range.ts";
 import { PlainReadEstimate } from "../src/core/status.ts";
@@ -122,4 +127,186 @@ export function analyseClaudeSession(file: ClaudeSessionFile): SessionSavings {
   }
   counter.done();
   return out;
+}
+
+/** Prefixes the absolute path fields of a transcript row with `root` (a deep copy). */
+function moved(row: Record<string, unknown>, root: string): Record<string, unknown> {
+  const at = (p: unknown) => typeof p === "string" && p.startsWith("/") ? join(root, p) : p;
+  const copy = structuredClone(row);
+  if (typeof copy.cwd === "string") copy.cwd = at(copy.cwd);
+  const content = record(copy.message).content;
+  for (const b of Array.isArray(content) ? content : []) {
+    const input = record(record(b).input);
+    for (const k of ["file_path", "notebook_path", "path"]) if (k in input) input[k] = at(input[k]);
+  }
+  const result = record(copy.toolUseResult);
+  if ("filePath" in result) result.filePath = at(result.filePath);
+  const file = record(result.file);
+  if ("filePath" in file) file.filePath = at(file.filePath);
+  const a = record(copy.attachment);
+  if ("filename" in a) a.filename = at(a.filename);
+  const af = record(record(a.content).file);
+  if ("filePath" in af) af.filePath = at(af.filePath);
+  return copy;
+}
+
+function writeFile(path: string, text: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, text);
+}
+
+/**
+ * What the read cache would have sent in a transcript recorded without it
+ * (SPEC §11.9): the transcript is written again, row by row, to a file of its
+ * own, and every tool call goes through a fresh Claude Code host as Claude
+ * Code would have sent it (`PreToolUse`, then `PostToolUse` with the call's
+ * result), on files rebuilt in a temporary directory from what the session
+ * showed: a whole-file `Read` shows the file, a `Write` what it wrote, an
+ * `Edit` its replacement applied to the file it reports. The host reads
+ * those files, so its answers are decided on the content each read really
+ * showed; a `Read` of part of a file whose whole content nothing showed
+ * before cannot be rebuilt and is not judged (counted apart, left out of
+ * both sides). Writes only in the temporary directory.
+ */
+export async function replayClaudeSession(file: ClaudeSessionFile): Promise<SessionSavings> {
+  const out = analyseClaudeSession(file);
+  if (out.withReadcache || out.reads === 0) return out;
+  const root = await Deno.makeTempDir({ prefix: "readcache-savings-claude-" });
+  try {
+    const fsRoot = join(root, "fs");
+    const transcript = join(root, "transcript.jsonl");
+    writeFileSync(transcript, "");
+    const host = new ClaudeCodeHost({ storeFor: () => new MemoryObjectStore() });
+    const uses = new Map<string, { name: string; input: Record<string, unknown> }>();
+    const shownNow = new Map<string, string>(); // rebuilt file -> its text
+    const session = {
+      sessionId: "",
+      cwd: "",
+    };
+    const counted = emptySessionSavings({
+      file: out.file,
+      host: "claude",
+      id: out.id,
+      cwd: out.cwd,
+      started: out.started,
+      withReadcache: false,
+      reads: out.reads,
+    });
+    counted.estimate = "transcript";
+    const counter = readCounter(counted);
+    const unseen = { reads: 0, bytes: 0 };
+    const hook = (event: string, id: string, extra: Record<string, unknown>) => {
+      const use = uses.get(id)!;
+      return host.handle({
+        session_id: session.sessionId,
+        transcript_path: transcript,
+        cwd: session.cwd,
+        hook_event_name: event,
+        tool_name: use.name,
+        tool_input: use.input,
+        tool_use_id: id,
+        ...extra,
+      });
+    };
+    for (const original of file.rows) {
+      const row = moved(original as Record<string, unknown>, fsRoot);
+      if (typeof row.sessionId === "string" && session.sessionId === "") {
+        session.sessionId = row.sessionId;
+      }
+      if (typeof row.cwd === "string" && session.cwd === "") session.cwd = row.cwd;
+      const content = record(row.message).content;
+      const blocks = Array.isArray(content) ? content.map(record) : [];
+      if (row.type === "assistant") {
+        await Deno.writeTextFile(transcript, JSON.stringify(row) + "\n", { append: true });
+        for (const b of blocks) {
+          if (b.type !== "tool_use" || typeof b.id !== "string") continue;
+          uses.set(b.id, { name: String(b.name), input: record(b.input) });
+          await hook("PreToolUse", b.id, {});
+        }
+        continue;
+      }
+      const results = blocks.filter((b) =>
+        b.type === "tool_result" && typeof b.tool_use_id === "string" &&
+        uses.has(b.tool_use_id as string)
+      );
+      if (row.type !== "user" || results.length !== 1 || results[0].is_error === true) {
+        await Deno.writeTextFile(transcript, JSON.stringify(row) + "\n", { append: true });
+        continue;
+      }
+      const id = results[0].tool_use_id as string;
+      const use = uses.get(id)!;
+      const response = record(row.toolUseResult);
+      const path = typeof use.input.file_path === "string" ? use.input.file_path : undefined;
+      let readBytes: number | undefined;
+      if (use.name === "Read" && response.type === "text" && path !== undefined) {
+        readBytes = encoder.encode(text(results[0].content)).length;
+        const f = record(response.file);
+        const body = String(f.content ?? "");
+        const whole = f.startLine === 1 && f.numLines === f.totalLines;
+        const known = shownNow.get(path);
+        const window = known?.split("\n").slice(Number(f.startLine) - 1).slice(
+          0,
+          Number(f.numLines),
+        )
+          .join("\n");
+        if (whole) {
+          writeFile(path, body);
+          shownNow.set(path, body);
+        } else if (
+          known === undefined || window !== body || known.split("\n").length !== f.totalLines
+        ) {
+          // a part of a file whose whole content nothing showed: it cannot be rebuilt
+          unseen.reads++;
+          unseen.bytes += readBytes;
+          counter.count(path.slice(fsRoot.length), readBytes, readBytes);
+          await Deno.writeTextFile(transcript, JSON.stringify(row) + "\n", { append: true });
+          continue;
+        }
+      } else if (use.name === "Write" && path !== undefined) {
+        const written = String(use.input.content ?? "");
+        writeFile(path, written);
+        shownNow.set(path, written);
+      } else if (use.name === "Edit" && path !== undefined) {
+        const before = response.originalFile;
+        const oldText = String(use.input.old_string ?? "");
+        if (typeof before === "string" && oldText !== "" && before.includes(oldText)) {
+          const after = use.input.replace_all === true
+            ? before.replaceAll(oldText, String(use.input.new_string ?? ""))
+            : before.replace(oldText, () => String(use.input.new_string ?? ""));
+          writeFile(path, after);
+          shownNow.set(path, after);
+        } else shownNow.delete(path);
+      }
+      const answer = await hook("PostToolUse", id, { tool_response: response });
+      const replaced = record(answer.hookSpecificOutput?.updatedToolOutput ?? response);
+      if (readBytes !== undefined) {
+        const f = record(replaced.file);
+        const shown = String(f.content ?? "").split("\n")
+          .map((l, i) => `${Number(f.startLine) + i}\t${l}`).join("\n");
+        const meta = parseReadCacheMeta(f.readcache);
+        if (meta === undefined || meta.mode === "full" || meta.mode === "baseline_fallback") {
+          counted.byMode[meta?.mode ?? "plain"]++;
+        } else counted.byMode[meta.mode]++;
+        counter.count(path!.slice(fsRoot.length), readBytes, encoder.encode(shown).length);
+        const rewritten = structuredClone(row);
+        const c = record(rewritten.message).content as Record<string, unknown>[];
+        c[0] = { ...c[0], content: shown };
+        rewritten.toolUseResult = replaced;
+        await Deno.writeTextFile(transcript, JSON.stringify(rewritten) + "\n", { append: true });
+        continue;
+      }
+      await Deno.writeTextFile(
+        transcript,
+        JSON.stringify({ ...row, toolUseResult: replaced }) + "\n",
+        { append: true },
+      );
+    }
+    counter.done();
+    if (unseen.reads > 0) counted.notJudged = { unseen };
+    return counted;
+  } catch {
+    return out; // the estimate from the transcript alone
+  } finally {
+    await Deno.remove(root, { recursive: true }).catch(() => {});
+  }
 }

@@ -58,7 +58,7 @@ import {
   stdoutStyle,
 } from "./support/output.ts";
 import { claudeConfigDir } from "./claude.ts";
-import { analyseClaudeSession } from "./claude_savings.ts";
+import { analyseClaudeSession, replayClaudeSession } from "./claude_savings.ts";
 import { analyseOpenCodeSession } from "./opencode_savings.ts";
 import { openCodeSessionsFromStorage } from "./support/opencode.ts";
 import {
@@ -179,7 +179,7 @@ export interface SessionSavings {
    * replay through pi and the extension (cli/savings_replay.ts); `session`, by the read decision
    * over the session's own read results only (when that replay cannot run or skips the session).
    */
-  estimate?: "replay" | "session";
+  estimate?: "replay" | "session" | "transcript";
   /** With `estimate: "session"`: why bench:real's replay was not used. */
   replaySkipped?: string;
   /** With `estimate: "replay"`: reads left out of both sides, by reason (`NOT_JUDGED`). */
@@ -672,7 +672,7 @@ export interface SavingsTotals {
   /** Claude Code transcripts without the read cache: not replayed (yet). */
   notReplayedClaude: { sessions: number; reads: number; bytes: number };
   /** Sessions without the read cache estimated by bench:real's replay, and by their own reads. */
-  estimates: { replay: number; session: number };
+  estimates: { replay: number; session: number; transcript: number };
   /** Reads of replayed sessions left out of both sides, by reason. */
   notJudged: Partial<Record<NotJudgedReason, ReadsAndBytes>>;
   /** Cached answers of replayed sessions checked against the model's context. */
@@ -708,7 +708,7 @@ export function totalsOf(sessions: readonly SessionSavings[]): SavingsTotals {
     hosts: { pi: 0, opencode: 0, claude: 0 },
     notReplayed: { sessions: 0, reads: 0, bytes: 0 },
     notReplayedClaude: { sessions: 0, reads: 0, bytes: 0 },
-    estimates: { replay: 0, session: 0 },
+    estimates: { replay: 0, session: 0, transcript: 0 },
     notJudged: {},
     safety: { checked: 0, violations: 0 },
     replaySkipped: [],
@@ -877,7 +877,9 @@ export async function savingsCommand(paths: string[], options: SavingsOptions): 
       s.host === "pi"
         ? analyseSession(s.file)
         : s.host === "claude"
-        ? analyseClaudeSession(s.file)
+        ? (options.replay === false
+          ? analyseClaudeSession(s.file)
+          : await replayClaudeSession(s.file))
         : analyseOpenCodeSession(s.file),
     );
   }
@@ -1218,6 +1220,16 @@ function totalLines(totals: SavingsTotals, style: TextStyle): string[] {
       `had been shown: ${v.violations} wrong`;
     out.push(v.violations > 0 ? style.bad(check) : check);
   }
+  const byTranscript = totals.estimates.transcript;
+  if (byTranscript > 0) {
+    out.push(
+      `  ${
+        plural(byTranscript, "Claude Code session")
+      } without readcache ("replayed"): what Claude Code sent is measured; what readcache would ` +
+        "have sent is an estimate: the transcript's calls run again through the Claude Code host, " +
+        "on files rebuilt from what the session's reads, writes and edits showed",
+    );
+  }
   const nj = notJudgedWords(totals);
   if (nj !== undefined) out.push(style.warn(`  ${nj}`));
   if (replayed > 0 && bySession > 0) {
@@ -1256,9 +1268,9 @@ function totalLines(totals: SavingsTotals, style: TextStyle): string[] {
     out.push(
       style.warn(
         `  ${plural(offClaude, "Claude Code session")} without readcache ("off"): not replayed ` +
-          `(replaying a transcript through the Claude Code host is not built yet); ${
-            plural(n.reads, "read")
-          } (${bytesInWords(n.bytes)}) count as sent in full on both sides`,
+          `(--no-replay was given, or the replay failed); ${plural(n.reads, "read")} (${
+            bytesInWords(n.bytes)
+          }) count as sent in full on both sides`,
       ),
     );
   }

@@ -50,6 +50,8 @@ export const NOT_JUDGED = {
     "not known",
   "replay-failed": "succeeded in the session but failed in the replay (the rebuilt file is " +
     "missing or is no file)",
+  unseen: "showed part of a file whose whole content the transcript never showed before (the " +
+    "Claude Code replay cannot rebuild it)",
 } as const;
 
 /** A reason of {@linkcode NOT_JUDGED}. */

@@ -341,3 +341,44 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "claude e2e: readcache savings replays a real transcript recorded without readcache",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const s = await startClaudeSandbox(bin);
+    try {
+      const big = Array.from({ length: 60 }, (_, k) => `line ${k + 1} of a file worth caching`);
+      await Deno.writeTextFile(join(s.work, "a.txt"), big.join("\n") + "\n");
+      const read = () =>
+        s.api.queue.push({
+          calls: [{ name: "Read", input: { file_path: join(s.work, "a.txt") } }],
+        });
+      read();
+      read();
+      s.api.queue.push({ calls: [{ name: "Bash", input: { command: "cat a.txt" } }] });
+      read();
+      s.api.queue.push({ text: "done" });
+      await ok(s, ["-p", "go"]);
+      const projects = join(s.configDir, "projects");
+      const dir = join(projects, [...Deno.readDirSync(projects)][0].name);
+      const transcript = join(dir, [...Deno.readDirSync(dir)].find((f) => f.isFile)!.name);
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", "--quiet", "cli/main.ts", "savings", "--json", transcript],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const r = JSON.parse(new TextDecoder().decode(out.stdout));
+      const session = r.sessions[0];
+      assert.equal(session.host, "claude");
+      assert.equal(session.estimate, "transcript");
+      assert.equal(session.reads, 3);
+      assert.equal(session.byMode.unchanged, 2, JSON.stringify(session.byMode));
+      assert.ok(session.readcacheBytes < session.piBytes);
+    } finally {
+      await s.close();
+    }
+  },
+});
