@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { claudeStatus } from "./claude_status.ts";
 import { homedir } from "node:os";
 import { PiBranchConverter, readCallsOf } from "../src/adapters/pi/branch.ts";
 import { decidePlan, DEFAULT_DECISION_CONFIG, planRead } from "../src/core/decision.ts";
@@ -206,11 +207,7 @@ export async function statusCommand(
       return await openCodeStatus(any.file, { cwd: options.cwd, json: options.json });
     }
     if (any.host === "claude") {
-      throw new CliError(
-        `${file} is a Claude Code transcript: status does not read those yet. ` +
-          `\`readcache savings ${file}\` shows what the read cache saved in it.`,
-        EXIT_USAGE,
-      );
+      return await claudeStatus(any.file, { cwd: options.cwd, json: options.json });
     }
     session = any.file;
     const header = session.header;

@@ -149,21 +149,26 @@ Deno.test("readcache savings reads Claude Code transcripts, with and without rea
   }
 });
 
-Deno.test("readcache status names what it cannot read yet: a Claude Code transcript", async () => {
+Deno.test("readcache status reads a Claude Code transcript: what the model holds, next reads", async () => {
   const dir = await Deno.makeTempDir();
   try {
-    const f = join(dir, "s.jsonl");
-    await Deno.writeTextFile(
-      f,
-      JSON.stringify({ type: "user", uuid: "u1", parentUuid: null, sessionId: "s1" }) + "\n",
-    );
+    const { ClaudeTranscriptWriter } = await import("../../scripts/claude/transcript_writer.ts");
+    const { ClaudeCodeHost } = await import("../../src/adapters/claude/host.ts");
+    const { FsObjectStore } = await import("../../src/store/fs_object_store.ts");
+    const w = await ClaudeTranscriptWriter.create(dir, 3);
+    const store = new FsObjectStore(join(w.work, ".claude", "readcache"), { projectRoot: w.work });
+    const host = new ClaudeCodeHost({ storeFor: () => store });
+    for (let step = 0; step < 6; step++) await w.step(host, step);
     const out = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "-A", "--quiet", "cli/main.ts", "status", f],
+      args: ["run", "-A", "--quiet", "cli/main.ts", "status", "--cwd", w.work, w.path],
       stdout: "piped",
       stderr: "piped",
     }).output();
-    assert.equal(out.code, 2);
-    assert.match(new TextDecoder().decode(out.stderr), /Claude Code transcript: status does not/);
+    const text = new TextDecoder().decode(out.stdout);
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    assert.match(text, /Claude Code session: s1/);
+    assert.match(text, /The model holds now \(3 files\)/);
+    assert.match(text, /next read: a short "unchanged" note/);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
