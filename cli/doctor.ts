@@ -49,6 +49,8 @@ export interface DoctorOptions {
   sessions?: string;
   /** The OpenCode plugin's store, with the project's sessions in OpenCode's database. */
   opencode?: boolean;
+  /** The Claude Code host's store, with the project's transcripts (`<config>/projects/...`). */
+  claude?: boolean;
   /** Print JSON. */
   json?: boolean;
 }
@@ -91,7 +93,7 @@ const octal = (mode: number) => mode.toString(8).padStart(4, "0");
  */
 export async function doctorCommand(options: DoctorOptions): Promise<number> {
   const cwd = await projectDir(options.cwd, Deno.cwd());
-  const target = storeTarget(cwd, options.opencode === true);
+  const target = storeTarget(cwd, options.opencode === true, options.claude === true);
   const store = target.store;
   const root = store.root;
   const objectsDir = join(root, "objects");
@@ -111,7 +113,16 @@ export async function doctorCommand(options: DoctorOptions): Promise<number> {
   const unreferenced = { count: 0, bytes: 0, paths: [] as string[] };
   const tmp = { stale: 0, recent: 0, bytes: 0 };
   let sessionInfo = { dir: "", files: 0, skipped: 0, unreadable: 0 };
-  const noun = options.opencode === true ? "OpenCode session" : "pi session";
+  const noun = options.claude === true
+    ? "Claude Code session"
+    : options.opencode === true
+    ? "OpenCode session"
+    : "pi session";
+  const gcWith = options.claude === true
+    ? "readcache gc --claude"
+    : options.opencode === true
+    ? "readcache gc --opencode"
+    : undefined;
 
   if (unsafe === undefined) {
     try {
@@ -210,6 +221,7 @@ export async function doctorCommand(options: DoctorOptions): Promise<number> {
       options.opencode === true,
       options.sessions,
       progressCallback("session files read"),
+      options.claude === true,
     );
     sessionInfo = {
       dir: found.where,
@@ -254,8 +266,8 @@ export async function doctorCommand(options: DoctorOptions): Promise<number> {
         `${plural(unreferenced.count, "stored copy", "stored copies")} (${
           bytesInWords(unreferenced.bytes)
         }) no ${noun} of this project refers to`,
-        options.opencode === true
-          ? "readcache gc --opencode   (with --dry-run it shows what it would remove)"
+        gcWith !== undefined
+          ? `${gcWith}   (with --dry-run it shows what it would remove)`
           : "readcache gc   (readcache gc --dry-run shows what it would remove)",
       );
     }
@@ -283,8 +295,10 @@ export async function doctorCommand(options: DoctorOptions): Promise<number> {
         `${plural(tmp.stale, "temporary file")} (${
           bytesInWords(tmp.bytes)
         }) left by interrupted writes`,
-        options.opencode === true
-          ? "readcache gc --opencode   (the plugin also removes them on its next write)"
+        gcWith !== undefined
+          ? `${gcWith}   (the ${
+            options.claude === true ? "host" : "plugin"
+          } also removes them on its next write)`
           : "readcache gc   (pi also removes them on its next write)",
       );
     }

@@ -70,6 +70,8 @@ export interface GcOptions {
   sessions?: string;
   /** The OpenCode plugin's store, with the project's sessions in OpenCode's database. */
   opencode?: boolean;
+  /** The Claude Code host's store, with the project's transcripts (`<config>/projects/...`). */
+  claude?: boolean;
   /** Print JSON. */
   json?: boolean;
   /** The clock (tests). */
@@ -102,7 +104,7 @@ const WHY_WORDS: Record<Why, string> = {
 export async function gcCommand(options: GcOptions): Promise<number> {
   const now = options.now ?? Date.now();
   const cwd = await projectDir(options.cwd, Deno.cwd());
-  const target = storeTarget(cwd, options.opencode === true);
+  const target = storeTarget(cwd, options.opencode === true, options.claude === true);
   const store = target.store;
   const objectsDir = join(store.root, "objects");
   const tmpDir = join(store.root, "tmp");
@@ -129,6 +131,7 @@ export async function gcCommand(options: GcOptions): Promise<number> {
     options.opencode === true,
     options.sessions,
     progressCallback("session files read"),
+    options.claude === true,
   );
   const refs = found.refs;
   const blind = found.unreadable.length > 0;
@@ -242,7 +245,11 @@ export async function gcCommand(options: GcOptions): Promise<number> {
     `  ${plural(found.sessions, found.noun)} of this project in ${found.where}` +
     skippedWords(found.skipped),
   ];
-  const again = options.opencode === true ? "readcache gc --opencode" : "readcache gc";
+  const again = options.claude === true
+    ? "readcache gc --claude"
+    : options.opencode === true
+    ? "readcache gc --opencode"
+    : "readcache gc";
   for (const u of found.unreadable) {
     out.push(
       style.bad(

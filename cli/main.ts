@@ -189,6 +189,11 @@ ${FOOTER}`,
     .option("--cwd <dir>", "the project directory (default: the current one)")
     .option("--sessions <dir>", "where pi keeps the sessions, when not in its default place")
     .option(
+      "--claude",
+      "the Claude Code host's store (<project>/.claude/readcache), with the project's " +
+        "transcripts in Claude Code's projects directory",
+    )
+    .option(
       "--opencode",
       "the OpenCode plugin's store (<project>/.opencode/readcache), with the project's sessions " +
         "in OpenCode's database ($XDG_DATA_HOME/opencode/opencode.db, or OPENCODE_DB)",
@@ -209,6 +214,7 @@ ${FOOTER}`,
     )
     .action(async (o: Record<string, unknown>) => {
       code = await doctorCommand({
+        claude: o.claude === true,
         cwd: o.cwd as string | undefined,
         sessions: o.sessions as string | undefined,
         opencode: o.opencode === true,
@@ -236,6 +242,11 @@ ${FOOTER}`,
     .option("--cwd <dir>", "the project directory (default: the current one)")
     .option("--sessions <dir>", "where pi keeps the sessions, when not in its default place")
     .option(
+      "--claude",
+      "the Claude Code host's store (<project>/.claude/readcache), with the project's " +
+        "transcripts in Claude Code's projects directory",
+    )
+    .option(
       "--opencode",
       "the OpenCode plugin's store (<project>/.opencode/readcache), kept for the project's " +
         "sessions in OpenCode's database ($XDG_DATA_HOME/opencode/opencode.db, or OPENCODE_DB)",
@@ -258,6 +269,7 @@ ${FOOTER}`,
     )
     .action(async (o: Record<string, unknown>) => {
       code = await gcCommand({
+        claude: o.claude === true,
         dryRun: o.dryRun === true,
         maxAgeDays: o.maxAge as number | undefined,
         maxBytes: o.maxBytes as number | undefined,

@@ -148,7 +148,7 @@ export async function checkObject(path: string, hash: string, cap: number): Prom
 
 /**
  * Whether each directory from the project down to the store's `objects/` and
- * `tmp/` (under `.pi/`, or `.opencode/` for the OpenCode plugin's store) is
+ * `tmp/` (under `.pi/`, `.opencode/` for the OpenCode plugin, `.claude/` for Claude Code) is
  * a real directory (not a link): the first that is not, or
  * `undefined`. Missing directories below the first missing one are not
  * looked at.
@@ -161,7 +161,7 @@ export async function checkObject(path: string, hash: string, cap: number): Prom
  */
 export async function unsafeStoreDir(
   cwd: string,
-  hostDir: ".pi" | ".opencode" = ".pi",
+  hostDir: ".pi" | ".opencode" | ".claude" = ".pi",
 ): Promise<{ path: string; type: StoreEntry["type"] } | undefined> {
   const chain = [
     join(cwd, hostDir),

@@ -7,6 +7,8 @@
  *
  * @module
  */
+import { parseClaudeTranscript } from "../../src/adapters/claude/transcript.ts";
+import { claudeConfigDir } from "../claude.ts";
 import { join } from "node:path";
 import { FsObjectStore } from "../../src/store/fs_object_store.ts";
 import type { OpenCodeSessionExport } from "../../src/adapters/opencode/export_file.ts";
@@ -29,11 +31,11 @@ import { metaReferences, objectReferences, sessionsOf } from "./sessions.ts";
  */
 export interface StoreTarget {
   /** The host whose store it is. */
-  host: "pi" | "opencode";
+  host: "pi" | "opencode" | "claude";
   /** The store. */
   store: FsObjectStore;
-  /** The host's directory in the project (`.pi` or `.opencode`). */
-  hostDir: ".pi" | ".opencode";
+  /** The host's directory in the project (`.pi`, `.opencode` or `.claude`). */
+  hostDir: ".pi" | ".opencode" | ".claude";
 }
 
 /**
@@ -60,7 +62,7 @@ export interface SessionReferences {
   /** Content hash -> when it was last referred to (ms). */
   refs: Map<string, number>;
   /** What one session is called in the output. */
-  noun: "pi session" | "OpenCode session";
+  noun: "pi session" | "OpenCode session" | "Claude Code session";
 }
 
 /**
@@ -71,7 +73,14 @@ export interface SessionReferences {
  * storeTarget("/work/app", false).store.root; // "/work/app/.pi/readcache"
  * ```
  */
-export function storeTarget(cwd: string, opencode: boolean): StoreTarget {
+export function storeTarget(cwd: string, opencode: boolean, claude = false): StoreTarget {
+  if (claude) {
+    return {
+      host: "claude",
+      store: new FsObjectStore(join(cwd, ".claude", "readcache"), { projectRoot: cwd }),
+      hostDir: ".claude",
+    };
+  }
   return opencode
     ? {
       host: "opencode",
@@ -126,8 +135,10 @@ export async function sessionReferences(
   opencode: boolean,
   sessionsDir?: string,
   onFile?: (done: number, total: number) => void,
+  claude = false,
 ): Promise<SessionReferences> {
   const refs = new Map<string, number>();
+  if (claude) return await claudeReferences(cwd, sessionsDir);
   if (!opencode) {
     const found = await sessionsOf(cwd, sessionsDir, onFile);
     for (const s of found.files) objectReferences(s.entries, s.mtimeMs, refs);
@@ -163,4 +174,73 @@ export async function sessionReferences(
       noun: "OpenCode session",
     };
   }
+}
+
+/**
+ * Claude Code's directory of a project's transcripts: `<config>/projects/`
+ * and the project directory with every character but letters and digits
+ * written as `-` (as Claude Code names it).
+ *
+ * @example
+ * ```ts
+ * import { claudeProjectDir } from "./store_target.ts";
+ * claudeProjectDir("/work/my.app", "/h/.claude"); // "/h/.claude/projects/-work-my-app"
+ * ```
+ */
+export function claudeProjectDir(cwd: string, configDir: string): string {
+  return join(configDir, "projects", cwd.replace(/[^A-Za-z0-9]/g, "-"));
+}
+
+/**
+ * The stored contents the project's Claude Code transcripts refer to (every
+ * `readcache` record in a row's `toolUseResult`), each at the time of its row;
+ * subagents' transcripts included. `sessionsDir` overrides where they are.
+ */
+async function claudeReferences(cwd: string, sessionsDir?: string): Promise<SessionReferences> {
+  const dir = sessionsDir ?? claudeProjectDir(cwd, claudeConfigDir());
+  const refs = new Map<string, number>();
+  const unreadable: { path: string; why: string }[] = [];
+  let sessions = 0;
+  const walk = async (d: string): Promise<void> => {
+    let entries: Deno.DirEntry[];
+    try {
+      entries = [...Deno.readDirSync(d)];
+    } catch (e) {
+      if (!(e instanceof Deno.errors.NotFound)) unreadable.push({ path: d, why: messageOf(e) });
+      return;
+    }
+    for (const e of entries) {
+      const p = join(d, e.name);
+      if (e.isDirectory) await walk(p);
+      if (!e.isFile || !e.name.endsWith(".jsonl")) continue;
+      let text: string;
+      try {
+        text = await Deno.readTextFile(p);
+      } catch (err) {
+        unreadable.push({ path: p, why: messageOf(err) });
+        continue;
+      }
+      sessions++;
+      for (const row of parseClaudeTranscript(text)) {
+        const r = row as { toolUseResult?: unknown; timestamp?: unknown };
+        const t = typeof r.timestamp === "string" ? Date.parse(r.timestamp) : NaN;
+        const when = Number.isFinite(t) ? t : 0;
+        const result = r.toolUseResult as { readcache?: unknown; file?: { readcache?: unknown } };
+        for (const rc of [result?.readcache, result?.file?.readcache]) {
+          if (typeof rc === "object" && rc !== null) {
+            metaReferences(rc as Record<string, unknown>, when, refs);
+          }
+        }
+      }
+    }
+  };
+  await walk(dir);
+  return {
+    where: dir,
+    sessions,
+    skipped: 0,
+    unreadable,
+    refs,
+    noun: "Claude Code session",
+  };
 }

@@ -173,3 +173,40 @@ Deno.test("readcache status reads a Claude Code transcript: what the model holds
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("readcache doctor and gc --claude look after the host's store, kept for the transcripts", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const { ClaudeTranscriptWriter } = await import("../../scripts/claude/transcript_writer.ts");
+    const { ClaudeCodeHost } = await import("../../src/adapters/claude/host.ts");
+    const { FsObjectStore } = await import("../../src/store/fs_object_store.ts");
+    const { sha256Hex } = await import("../../src/core/hash.ts");
+    const w = await ClaudeTranscriptWriter.create(dir, 3);
+    const store = new FsObjectStore(join(w.work, ".claude", "readcache"), { projectRoot: w.work });
+    const host = new ClaudeCodeHost({ storeFor: () => store });
+    for (let step = 0; step < 6; step++) await w.step(host, step);
+    const stray = new TextEncoder().encode("a copy no transcript refers to\n");
+    await store.put(sha256Hex(stray), stray);
+    const sessions = join(dir, "home", ".claude", "projects", "-work");
+    const run = async (...args: string[]) => {
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", "--quiet", "cli/main.ts", ...args, "--claude", "--cwd", w.work],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const dec = new TextDecoder();
+      return { code: out.code, text: dec.decode(out.stdout) + dec.decode(out.stderr) };
+    };
+    const doctor = await run("doctor", "--sessions", sessions);
+    assert.match(doctor.text, /\.claude\/readcache/);
+    assert.match(doctor.text, /1 stored copy .* no Claude Code session of this project refers to/);
+    assert.match(doctor.text, /readcache gc --claude/);
+    const gc = await run("gc", "--dry-run", "--sessions", sessions);
+    assert.equal(gc.code, 0, gc.text);
+    assert.match(gc.text, /1 Claude Code session of this project in /);
+    assert.match(gc.text, /kept 4 copies/); // copies written in the last hour are kept in any case
+    assert.ok(await store.has!(sha256Hex(stray)), "a dry run removes nothing");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
