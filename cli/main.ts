@@ -116,8 +116,8 @@ export async function runCli(args: string[]): Promise<number> {
   let code = EXIT_OK;
   const program = new Command("readcache")
     .description(
-      "Look into the read cache of the pi coding agent: what the model holds, what was saved, " +
-        "and the health of the store.",
+      "Look into the read cache of coding agents (pi, OpenCode, Claude Code): what the model " +
+        "holds, what was saved, and the health of the store; install it in Claude Code.",
     )
     .version(VERSION, "-V, --version", "print the version")
     .helpOption("-h, --help", "show help")
