@@ -201,6 +201,8 @@ interface BashOutcome {
   output: string;
   files: [string, Uint8Array][];
   links: [string, string][];
+  /** Directories there afterwards (empty ones too). */
+  dirs: string[];
 }
 
 /**
@@ -215,6 +217,11 @@ const BASH_OUTCOMES = new Map<string, BashOutcome>();
 export class VirtualFiles {
   readonly files = new Map<string, Uint8Array>();
   readonly links = new Map<string, string>();
+  /**
+   * Directories of the project that exist (a file's directories, kept when the file is removed,
+   * as on disk: `rm sub/c.txt` leaves `sub/`, where a later `cp` can write).
+   */
+  readonly dirs = new Set<string>();
 
   abs(p: string): string {
     return posix.resolve(PROJECT_DIR, p);
@@ -239,7 +246,9 @@ export class VirtualFiles {
   }
 
   set(p: string, bytes: Uint8Array): void {
-    this.files.set(this.real(p), bytes);
+    const real = this.real(p);
+    this.files.set(real, bytes);
+    for (let d = posix.dirname(real); inProject(d); d = posix.dirname(d)) this.dirs.add(d);
   }
 
   /**
@@ -257,8 +266,10 @@ export class VirtualFiles {
     }
     for (const p of [...this.files.keys()]) if (inProject(p)) this.files.delete(p);
     for (const p of [...this.links.keys()]) if (inProject(p)) this.links.delete(p);
+    this.dirs.clear();
     for (const [p, bytes] of outcome.files) this.files.set(p, bytes);
     for (const [link, target] of outcome.links) this.links.set(link, target);
+    for (const d of outcome.dirs) this.dirs.add(d);
     return outcome.output;
   }
 
@@ -271,15 +282,18 @@ export class VirtualFiles {
     for (const [link, target] of this.links) {
       if (inProject(link)) h.update(`l${link.length}:${link}${target.length}:${target}`);
     }
+    for (const d of [...this.dirs].sort()) h.update(`d${d.length}:${d}`);
     return h.digest("hex");
   }
 
   #runBash(command: string): BashOutcome {
     const files: [string, Uint8Array][] = [];
     const links: [string, string][] = [];
+    const dirs: string[] = [];
     const dir = mkdtempSync(join(tmpdir(), "readcache-oc-expect-"));
     const at = (p: string) => join(dir, posix.relative(PROJECT_DIR, p));
     try {
+      for (const d of this.dirs) if (inProject(d)) mkdirSync(at(d), { recursive: true });
       for (const [p, bytes] of this.files) {
         if (!inProject(p)) continue;
         mkdirSync(dirname(at(p)), { recursive: true });
@@ -304,12 +318,14 @@ export class VirtualFiles {
               back(full),
               rel.startsWith("..") || isAbsolute(rel) ? target : back(target),
             ]);
-          } else if (e.isDirectory()) walk(full);
-          else if (e.isFile()) files.push([back(full), readFileSync(full)]);
+          } else if (e.isDirectory()) {
+            dirs.push(back(full));
+            walk(full);
+          } else if (e.isFile()) files.push([back(full), readFileSync(full)]);
         }
       };
       walk(dir);
-      return { output, files, links };
+      return { output, files, links, dirs };
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
