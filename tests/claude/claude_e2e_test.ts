@@ -115,6 +115,35 @@ Deno.test({
 });
 
 Deno.test({
+  name: "claude e2e: what Grep showed is the model's newest view of those lines",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    await withSession(async (s, read) => {
+      const lines = Array.from({ length: 40 }, (_, i) => `line ${i + 1} of the file`);
+      await Deno.writeTextFile(join(s.work, "a.txt"), lines.join("\n") + "\n");
+      read();
+      await ok(s, ["-p", "go"]);
+      lines[29] = "line 30 CHANGED";
+      await Deno.writeTextFile(join(s.work, "a.txt"), lines.join("\n") + "\n");
+      s.api.queue.push({
+        calls: [{
+          name: "Grep",
+          input: { pattern: "CHANGED", output_mode: "content", "-n": true },
+        }],
+      });
+      read({ offset: 30, limit: 1 });
+      await ok(s, ["--continue", "-p", "again"]);
+      const r = results(s);
+      assert.equal(r[1], "a.txt:30:line 30 CHANGED", "the model saw the new line through Grep");
+      // the line Grep showed is held as the file has it now
+      assert.equal(r[2], "0\t[readcache: unchanged in lines 30-30 of 41]");
+    });
+  },
+});
+
+Deno.test({
   name: "claude e2e: a command that prints a file and puts it back leaves no marker",
   ignore,
   sanitizeResources: false,

@@ -30,7 +30,7 @@
 import { constants } from "node:fs";
 import { open } from "node:fs/promises";
 import { homedir } from "node:os";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import { type DecisionConfig, DEFAULT_DECISION_CONFIG, planRead } from "../../core/decision.ts";
 import { BranchKnowledge, type InFlightRead } from "../../core/knowledge.ts";
@@ -348,6 +348,42 @@ async function syncTranscript(st: SessionState, path: string): Promise<boolean> 
   }
 }
 
+/** A string as one shell word (single quotes). */
+function shellWord(s: string): string {
+  return `'${s.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * What Claude Code's `Grep` showed, as the shell command that prints the same
+ * lines (SPEC §5.10 recognises `rg -n`): in `content` mode with line numbers
+ * (Claude Code's default there) and no context lines, its output is
+ * ripgrep's: `N:text` for a search of one file, `path:N:text` with paths
+ * relative to the session's directory otherwise. Any other mode shows no
+ * lines of a file (`undefined`: the record says only what changed).
+ */
+async function grepOutput(
+  input: ClaudeHookInputV1,
+  response: Record<string, unknown>,
+): Promise<ToolOutput | undefined> {
+  const a = input.tool_input;
+  if (response.mode !== "content" || typeof response.content !== "string") return undefined;
+  if (a["-n"] === false || a.multiline === true || typeof a.pattern !== "string") return undefined;
+  if (["-A", "-B", "-C", "context"].some((k) => a[k] !== undefined && a[k] !== 0)) {
+    return undefined;
+  }
+  let file: string | undefined;
+  if (typeof a.path === "string") {
+    try {
+      const path = resolve(input.cwd, a.path);
+      if ((await Deno.stat(path)).isFile) file = path;
+    } catch {
+      return undefined;
+    }
+  }
+  const command = `rg -n ${shellWord(a.pattern)}${file === undefined ? "" : ` ${shellWord(file)}`}`;
+  return { kind: "shell", command, cwd: input.cwd, output: response.content };
+}
+
 /**
  * The read cache behind Claude Code's hooks: one per service, for any number
  * of sessions and projects. {@linkcode ClaudeCodeHost.handle} takes a hook's
@@ -582,6 +618,8 @@ export class ClaudeCodeHost {
       // what the model received: stdout, then stderr when there is any
       const stderr = typeof r.stderr === "string" && r.stderr !== "" ? `\n${r.stderr}` : "";
       output = { kind: "shell", command, cwd: input.cwd, output: r.stdout + stderr };
+    } else if (input.tool_name === "Grep") {
+      output = await grepOutput(input, r);
     } else if (cls === "opaque") {
       output = { kind: "opaque", output: JSON.stringify(response) };
     }
