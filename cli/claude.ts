@@ -85,8 +85,18 @@ function serveCommand(): string {
 type Hook = Record<string, unknown>;
 type Matcher = { matcher?: string; hooks?: Hook[] } & Record<string, unknown>;
 
-function withoutOurs(list: unknown): Matcher[] {
-  if (!Array.isArray(list)) return [];
+/**
+ * An event's hook matchers without readcache's own hooks; a value that is not a list is the user's
+ * and is not overwritten: a usage error naming it.
+ */
+function withoutOurs(list: unknown, event: string, path: string): Matcher[] {
+  if (list === undefined) return [];
+  if (!Array.isArray(list)) {
+    throw new CliError(
+      `${path}: hooks.${event} is not a list of matchers, so readcache cannot add its hook ` +
+        "beside it. Fix it (Claude Code's settings take a list), then run this again.",
+    );
+  }
   return list
     .map((m) => {
       const matcher = m as Matcher;
@@ -134,16 +144,15 @@ export function claudeInstall(options: { port?: number; settings?: string }): nu
     port: options.port ?? old?.port ?? DEFAULT_CLAUDE_PORT,
     secret: old?.secret ?? randomBytes(32).toString("base64url"),
   };
-  writeAtomic(serviceFile(configDir), JSON.stringify(service, null, 2) + "\n", 0o600);
   const hooks = typeof settings.hooks === "object" && settings.hooks !== null
     ? { ...settings.hooks as Record<string, unknown> }
     : {};
   hooks.SessionStart = [
-    ...withoutOurs(hooks.SessionStart),
+    ...withoutOurs(hooks.SessionStart, "SessionStart", settingsPath),
     { hooks: [{ type: "command", command: serveCommand(), timeout: 30, [MARK]: true }] },
   ];
   hooks.PreToolUse = [
-    ...withoutOurs(hooks.PreToolUse),
+    ...withoutOurs(hooks.PreToolUse, "PreToolUse", settingsPath),
     {
       matcher: "*",
       hooks: [{
@@ -155,7 +164,7 @@ export function claudeInstall(options: { port?: number; settings?: string }): nu
     },
   ];
   hooks.PostToolUse = [
-    ...withoutOurs(hooks.PostToolUse),
+    ...withoutOurs(hooks.PostToolUse, "PostToolUse", settingsPath),
     {
       matcher: "*",
       hooks: [{
@@ -166,6 +175,8 @@ export function claudeInstall(options: { port?: number; settings?: string }): nu
       }],
     },
   ];
+  // the settings are checked before anything is written
+  writeAtomic(serviceFile(configDir), JSON.stringify(service, null, 2) + "\n", 0o600);
   writeAtomic(settingsPath, JSON.stringify({ ...settings, hooks }, null, 2) + "\n", 0o600);
   console.log(
     `readcache is installed for Claude Code: ${settingsPath} has its hooks, and the service ` +
@@ -184,7 +195,7 @@ export async function claudeUninstall(options: { settings?: string }): Promise<n
     const hooks: Record<string, unknown> = { ...settings.hooks as Record<string, unknown> };
     for (const event of ["SessionStart", "PreToolUse", "PostToolUse"]) {
       if (!(event in hooks)) continue;
-      const kept = withoutOurs(hooks[event]);
+      const kept = withoutOurs(hooks[event], event, settingsPath);
       if (kept.length > 0) hooks[event] = kept;
       else delete hooks[event];
     }

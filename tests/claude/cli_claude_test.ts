@@ -1,6 +1,7 @@
 // `readcache claude install|uninstall` and the service's door (SPEC §11.9): one step in, one step
 // out, nothing of the user's touched; no answer without the secret.
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { startClaudeCodeService } from "../../src/adapters/claude/service.ts";
 
@@ -71,6 +72,21 @@ Deno.test("claude install refuses a settings file that is not JSON, and changes 
     assert.equal(r.code, 2);
     assert.match(r.stderr, /settings\.json is not valid JSON/);
     assert.equal(await Deno.readTextFile(join(dir, "settings.json")), "{ not json");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("claude install keeps a user's hooks value it cannot extend, and says so", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const text = JSON.stringify({ hooks: { PostToolUse: "not a list" } });
+    await Deno.writeTextFile(join(dir, "settings.json"), text);
+    const r = await cli(dir, "install");
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /hooks\.PostToolUse is not a list of matchers/);
+    assert.equal(await Deno.readTextFile(join(dir, "settings.json")), text);
+    assert.ok(!existsSync(join(dir, "readcache", "service.json")), "nothing written");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
