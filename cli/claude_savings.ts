@@ -20,8 +20,12 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { ClaudeCodeHost } from "../src/adapters/claude/host.ts";
-import { claudeFileCall, type ClaudeRowLike } from "../src/adapters/claude/transcript.ts";
+import { ClaudeCodeHost, claudeReadText } from "../src/adapters/claude/host.ts";
+import {
+  claudeFileCall,
+  claudeResultText,
+  type ClaudeRowLike,
+} from "../src/adapters/claude/transcript.ts";
 import { MemoryObjectStore } from "../src/core/object_store.ts";
 import { parseReadCacheMeta } from "../src/core/meta.ts";
 import { countLines } from "../src/core/range.ts";
@@ -33,14 +37,6 @@ const encoder = new TextEncoder();
 
 function record(v: unknown): Record<string, unknown> {
   return typeof v === "object" && v !== null ? v as Record<string, unknown> : {};
-}
-
-function text(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  return content.map((b) => record(b).type === "text" ? String(record(b).text ?? "") : "").join(
-    "\n",
-  );
 }
 
 /**
@@ -85,7 +81,7 @@ export function analyseClaudeSession(file: ClaudeSessionFile): SessionSavings {
         events.push({
           kind: "read",
           key: meta?.pathKey ?? call?.pathKey ?? "(unknown)",
-          bytes: encoder.encode(text(b.content)).length,
+          bytes: encoder.encode(claudeResultText(b.content)).length,
           meta,
         });
       } else if (use.name === "Write" && call !== undefined) {
@@ -239,7 +235,7 @@ export async function replayClaudeSession(file: ClaudeSessionFile): Promise<Sess
       const path = typeof use.input.file_path === "string" ? use.input.file_path : undefined;
       let readBytes: number | undefined;
       if (use.name === "Read" && response.type === "text" && path !== undefined) {
-        readBytes = encoder.encode(text(results[0].content)).length;
+        readBytes = encoder.encode(claudeResultText(results[0].content)).length;
         const f = record(response.file);
         const body = String(f.content ?? "");
         const whole = f.startLine === 1 && f.numLines === f.totalLines;
@@ -281,8 +277,10 @@ export async function replayClaudeSession(file: ClaudeSessionFile): Promise<Sess
       const replaced = record(answer.hookSpecificOutput?.updatedToolOutput ?? response);
       if (readBytes !== undefined) {
         const f = record(replaced.file);
-        const shown = String(f.content ?? "").split("\n")
-          .map((l, i) => `${Number(f.startLine) + i}\t${l}`).join("\n");
+        const shown = claudeReadText({
+          content: String(f.content ?? ""),
+          startLine: Number(f.startLine),
+        });
         const meta = parseReadCacheMeta(f.readcache);
         if (meta === undefined || meta.mode === "full" || meta.mode === "baseline_fallback") {
           counted.byMode[meta?.mode ?? "plain"]++;

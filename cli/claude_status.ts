@@ -15,6 +15,7 @@
  * @module
  */
 import { join } from "node:path";
+import { claudeReadText } from "../src/adapters/claude/host.ts";
 import { type ClaudeRowLike, ClaudeTranscriptIndex } from "../src/adapters/claude/transcript.ts";
 import { decidePlan, DEFAULT_DECISION_CONFIG, planRead } from "../src/core/decision.ts";
 import { BranchKnowledge } from "../src/core/knowledge.ts";
@@ -43,7 +44,7 @@ const encoder = new TextEncoder();
 
 /** Claude Code's numbered rendering of lines `start`.. (what the model gets). */
 function numbered(lines: readonly string[], start: number): number {
-  return encoder.encode(lines.map((l, i) => `${start + i}\t${l}`).join("\n")).length;
+  return encoder.encode(claudeReadText({ content: lines.join("\n"), startLine: start })).length;
 }
 
 /**

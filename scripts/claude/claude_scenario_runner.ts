@@ -43,7 +43,11 @@
  */
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { ClaudeCodeHost, type ClaudeHookOutput } from "../../src/adapters/claude/host.ts";
+import {
+  ClaudeCodeHost,
+  type ClaudeHookOutput,
+  claudeReadText,
+} from "../../src/adapters/claude/host.ts";
 import { parseReadCacheMeta } from "../../src/core/meta.ts";
 import { FsObjectStore } from "../../src/store/fs_object_store.ts";
 import {
@@ -156,8 +160,7 @@ function claudeEdit(path: string, oldText: string, newText: string): Outcome {
 /** The text Claude Code shows for a tool result (a `Read`'s lines numbered). */
 function shownText(tool: string, response: Record<string, unknown>): string {
   if (tool !== "Read") return String(response.stdout ?? response.content ?? "");
-  const file = response.file as { content: string; startLine: number };
-  return file.content.split("\n").map((l, i) => `${file.startLine + i}\t${l}`).join("\n");
+  return claudeReadText(response.file as { content: string; startLine: number });
 }
 
 /**
@@ -272,23 +275,17 @@ export async function runScenarioOnClaude(
     if (hooked) await host.handle({ ...hookInput, hook_event_name: "PreToolUse" });
     const outcome = run();
     const persist = !("persist" in s) || s.persist !== false;
+    /** The call's result row: a child of the row holding the call; the chain goes on from it. */
+    const writeResult = async (block: Record<string, unknown>, toolUseResult?: unknown) => {
+      tip = await write({
+        parentUuid: c.row,
+        type: "user",
+        message: { role: "user", content: [{ type: "tool_result", tool_use_id: c.id, ...block }] },
+        ...(toolUseResult === undefined ? {} : { toolUseResult }),
+      });
+    };
     if (!outcome.ok) {
-      if (persist) {
-        const r = await write({
-          parentUuid: c.row,
-          type: "user",
-          message: {
-            role: "user",
-            content: [{
-              type: "tool_result",
-              tool_use_id: c.id,
-              content: outcome.error,
-              is_error: true,
-            }],
-          },
-        });
-        tip = r;
-      }
+      if (persist) await writeResult({ content: outcome.error, is_error: true });
       return outcome;
     }
     let out: ClaudeHookOutput = {};
@@ -303,22 +300,7 @@ export async function runScenarioOnClaude(
       string,
       unknown
     >;
-    if (persist) {
-      const r = await write({
-        parentUuid: c.row,
-        type: "user",
-        message: {
-          role: "user",
-          content: [{
-            type: "tool_result",
-            tool_use_id: c.id,
-            content: shownText(c.tool, response),
-          }],
-        },
-        toolUseResult: response,
-      });
-      tip = r;
-    }
+    if (persist) await writeResult({ content: shownText(c.tool, response) }, response);
     return {
       ok: true,
       response,

@@ -4,6 +4,8 @@
 // "done" when its script is empty). Any other request (titles, summaries for /compact, quota
 // probes) gets a short text. Every request body is kept.
 
+import { claudeResultText } from "../../src/adapters/claude/transcript.ts";
+
 /** One scripted model turn: text, or tool calls made in one assistant message. */
 export type FakeAnswer =
   | { text: string }
@@ -51,13 +53,7 @@ function sse(events: Record<string, unknown>[]): string {
 }
 
 /** The text of a message's content (a string, or its text blocks joined). */
-export function contentText(content: unknown): string {
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return "";
-  return content.map((b) =>
-    (b as { type?: string; text?: string }).type === "text" ? (b as { text: string }).text : ""
-  ).join("\n");
-}
+export const contentText: (content: unknown) => string = claudeResultText;
 
 /** Starts the fake on a free port. */
 export function startFakeMessagesApi(): FakeMessagesApi {

@@ -300,12 +300,23 @@ function holdsCutResult(message: unknown): boolean {
   return content.some((b) => {
     const block = record(b);
     if (block.type !== "tool_result") return false;
-    const text = resultText(block.content).trim();
+    const text = claudeResultText(block.content).trim();
     return text.startsWith(CUT_STAND_IN) || text.startsWith("<persisted-output>");
   });
 }
 
-function resultText(content: unknown): string {
+/**
+ * The text of a message's content as the model got it: a string, or its text
+ * blocks joined by line breaks.
+ *
+ * @example
+ * ```ts
+ * import { claudeResultText } from "@readcache/core/claude-code";
+ * claudeResultText([{ type: "text", text: "a" }, { type: "image" }, { type: "text", text: "b" }]);
+ * // "a\n\nb"
+ * ```
+ */
+export function claudeResultText(content: unknown): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content.map((b) => record(b).type === "text" ? String(record(b).text ?? "") : "").join(
@@ -474,14 +485,16 @@ export class ClaudeTranscriptIndex {
             meta: tur.type === "text" ? record(tur.file).readcache : tur.readcache,
             resultType: tur.type,
             bare,
-            ...(bare ? { text: resultText(b.content) } : {}),
+            ...(bare ? { text: claudeResultText(b.content) } : {}),
           });
         }
       } else if (row.isCompactSummary === true || row.replacesSpan === true) {
         // a summary stands for everything before it (a compaction, or a span replaced by one)
         slim.kind = "boundary";
       } else {
-        slim.kind = /^\s*<task-notification>/.test(resultText(content)) ? "notification" : "user";
+        slim.kind = /^\s*<task-notification>/.test(claudeResultText(content))
+          ? "notification"
+          : "user";
       }
     }
     this.#rows.set(uuid, slim);
