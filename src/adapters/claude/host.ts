@@ -302,26 +302,31 @@ const TRANSCRIPT_WAIT_MS = 1000;
  * Brings a session's transcript index up to the end of its file, reading only
  * the bytes appended since the last call (whole lines; a line still being
  * written waits for the next call). A file that shrank or was replaced is
- * indexed again from its start. `false` when the file cannot be read as a
- * regular file (then nothing is known of the session).
+ * indexed again from its start. `missing` when there is no file (yet),
+ * `unusable` when it cannot be read as a regular file (then nothing is known
+ * of the session).
  */
-async function syncTranscript(st: SessionState, path: string): Promise<boolean> {
+async function syncTranscript(
+  st: SessionState,
+  path: string,
+): Promise<"ok" | "missing" | "unusable"> {
   let fh;
   try {
     fh = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
-  } catch {
-    return false;
+  } catch (e) {
+    // a subagent's transcript may be created only after its first call's hook runs
+    return (e as { code?: string }).code === "ENOENT" ? "missing" : "unusable";
   }
   try {
     const stat = await fh.stat();
-    if (!stat.isFile()) return false;
+    if (!stat.isFile()) return "unusable";
     if (stat.size < st.offset || stat.ino !== st.ino) {
       st.index = new ClaudeTranscriptIndex();
       st.offset = 0;
       st.ino = stat.ino;
       st.knowledge.reset();
     }
-    if (stat.size > MAX_TRANSCRIPT_BYTES) return false;
+    if (stat.size > MAX_TRANSCRIPT_BYTES) return "unusable";
     const decoder = new TextDecoder();
     const chunk = new Uint8Array(1 << 20);
     let carry = new Uint8Array(0);
@@ -342,7 +347,7 @@ async function syncTranscript(st: SessionState, path: string): Promise<boolean> 
       st.offset += end + 1;
       carry = bytes.slice(end + 1);
     }
-    return true;
+    return "ok";
   } finally {
     await fh.close().catch(() => {});
   }
@@ -502,7 +507,9 @@ export class ClaudeCodeHost {
     const deadline = Date.now() + TRANSCRIPT_WAIT_MS;
     let leaf;
     for (;;) {
-      if (!await syncTranscript(st, transcript)) return undefined;
+      // a transcript not there yet is waited for like a call not written yet
+      const synced = await syncTranscript(st, transcript);
+      if (synced === "unusable") return undefined;
       leaf = st.index.leafOf(input.tool_use_id);
       if (leaf !== undefined || Date.now() >= deadline) break;
       await new Promise((r) => setTimeout(r, 10));
