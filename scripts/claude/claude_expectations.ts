@@ -20,12 +20,12 @@
  * `line-model` and `not-text` (as for OpenCode: CR, a BOM, an empty file,
  * lines over 2,000 characters; images and binary files), `bypass` (Claude
  * Code's `Read` has no `bypass_cache`), `edit` (an edit that is not one
- * replacement Claude Code's exact match applies as pi's does), `grep` (Claude Code's
- * `Grep` shows lines in its own layout, which the host does not recognise),
- * `refresh` (no refresh tool yet), `cut-message` (Claude Code keeps an
+ * replacement Claude Code's exact match applies as pi's does), `refresh` (no refresh tool yet), `cut-message` (Claude Code keeps an
  * aborted message), `deferred` (a result appended with a later call's),
  * `tree` (a move to a point from before a fork: another transcript),
- * `output-cut` (a command whose output pi cuts), `pi-text` (an expectation in
+ * `output-cut` (a command or a search whose output pi cuts: pi's grep shows
+ * at most 100 matches and cuts lines over 500 characters, Claude Code's
+ * `Grep` as this port runs it shows every match whole), `pi-text` (an expectation in
  * pi's words with no Claude Code counterpart).
  *
  * @module
@@ -48,12 +48,11 @@ export const NOT_APPLICABLE = {
   bypass: "bypass_cache: Claude Code's Read has no such argument",
   edit:
     "an edit that is not one replacement Claude Code's exact match applies as pi does (several, empty, unchanged, or pi's normalising match)",
-  grep: "a grep: Claude Code's Grep shows lines in a layout the host does not recognise",
   refresh: "a refresh: the Claude Code host has no refresh tool yet",
   "cut-message": "an aborted message: Claude Code keeps its output",
   deferred: "a result appended with a later call's",
   tree: "a move to a point from before a fork (another transcript)",
-  "output-cut": "a command whose output pi cuts",
+  "output-cut": "a command or a search whose output pi cuts",
   "pi-text": "an expectation in pi's words with no Claude Code counterpart",
 } as const;
 
@@ -100,7 +99,8 @@ export function claudeVector(vector: Scenario): ClaudeVector {
         if (fs.runBash(s.command).split("\n").length > 2000) no("output-cut", i);
         break;
       case "grep":
-        no("grep", i);
+        if (s.persist === "deferred") no("deferred", i);
+        if (grepCut(fs, s.pattern, s.path)) no("output-cut", i);
         break;
       case "writeTool":
         if (pathSyntax(s.path)) no("path-syntax", i);
@@ -154,6 +154,25 @@ export function claudeVector(vector: Scenario): ClaudeVector {
   });
   if (Object.keys(reasons).length > 0) return { applies: false, reasons };
   return { applies: true, vector: { ...vector, steps } };
+}
+
+/**
+ * Whether pi's grep cuts what a search of `path` shows (more than 100
+ * matching lines, or one over 500 characters), where Claude Code's `Grep`
+ * shows every match whole: the model's views differ.
+ */
+function grepCut(fs: VirtualFiles, pattern: string, path: string | undefined): boolean {
+  const at = fs.real(path ?? ".");
+  const re = new RegExp(pattern);
+  let matches = 0;
+  for (const [name, bytes] of fs.files) {
+    if (name !== at && !name.startsWith(`${at}/`)) continue;
+    for (const l of LOSSY_UTF8.decode(bytes).replace(/\r\n/g, "\n").split("\n")) {
+      if (!re.test(l)) continue;
+      if (++matches > 100 || l.replace(/\r/g, "").length > 500) return true;
+    }
+  }
+  return false;
 }
 
 /** A read step's expectation in Claude Code's terms (reporting what cannot be). */

@@ -25,7 +25,8 @@
  * - `writeTool`: Claude Code's `Write` (the content as given); `editTool`: its
  *   `Edit` of one replacement (`old_string` found exactly once); `bash`: the
  *   command, run in `cwd` (its standard output and error as Claude Code
- *   joins them);
+ *   joins them); `grep`: its `Grep` in `content` mode with line numbers
+ *   (ripgrep's rows, {@linkcode claudeGrep});
  * - `write`, `remove`, `symlink`: another process changes the files;
  * - `message`: a prompt row; `compact`: `/compact` (a `compact_boundary` row
  *   with no parent, then the summary row);
@@ -41,8 +42,8 @@
  *
  * @module
  */
-import { existsSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
 import {
   ClaudeCodeHost,
   type ClaudeHookOutput,
@@ -157,6 +158,64 @@ function claudeEdit(path: string, oldText: string, newText: string): Outcome {
   };
 }
 
+/**
+ * Claude Code's `Grep` in `content` mode with line numbers, as far as the
+ * host sees it: ripgrep's rows of the lines matching `pattern` in the files
+ * under `path` (the cwd by default; hidden files included, a symbolic link
+ * met while walking skipped, files holding a NUL byte and this port's store
+ * left out), `N:text` for a search of one file, `path:N:text` (relative to
+ * the cwd) otherwise; every match, no cut. A path that does not exist fails
+ * the call.
+ */
+export function claudeGrep(pattern: string, path: string | undefined, cwd: string): Outcome {
+  const at = resolve(cwd, path ?? ".");
+  let one: boolean;
+  try {
+    one = statSync(at).isFile();
+  } catch {
+    return { ok: false, error: `Path does not exist: ${at}` };
+  }
+  const re = new RegExp(pattern);
+  const rows: string[] = [];
+  const filenames: string[] = [];
+  const store = join(cwd, ".claude", "readcache");
+  const visit = (p: string, named: boolean): void => {
+    let st;
+    try {
+      st = named ? statSync(p) : lstatSync(p);
+    } catch {
+      return;
+    }
+    if (st.isDirectory()) {
+      if (p !== store) { for (const n of readdirSync(p).sort()) visit(join(p, n), false); }
+      return;
+    }
+    if (!st.isFile()) return;
+    const bytes = readFileSync(p);
+    if (bytes.includes(0)) return;
+    const lines = new TextDecoder().decode(bytes).split("\n");
+    if (lines.at(-1) === "") lines.pop();
+    const before = rows.length;
+    lines.forEach((l, i) => {
+      if (re.test(l)) rows.push(one ? `${i + 1}:${l}` : `${relative(cwd, p)}:${i + 1}:${l}`);
+    });
+    if (rows.length > before) filenames.push(p);
+  };
+  visit(at, true);
+  const content = rows.join("\n");
+  return {
+    ok: true,
+    response: {
+      mode: "content",
+      numFiles: filenames.length,
+      filenames,
+      content,
+      numLines: rows.length,
+    },
+    text: content,
+  };
+}
+
 /** The text Claude Code shows for a tool result (a `Read`'s lines numbered). */
 function shownText(tool: string, response: Record<string, unknown>): string {
   if (tool !== "Read") return String(response.stdout ?? response.content ?? "");
@@ -217,6 +276,11 @@ export async function runScenarioOnClaude(
         return { tool: "Write", input: { file_path: path, content: s.content } };
       case "bash":
         return { tool: "Bash", input: { command: s.command } };
+      case "grep": {
+        const input: Record<string, unknown> = { pattern: s.pattern };
+        if (s.path !== undefined) input.path = path;
+        return { tool: "Grep", input: { ...input, output_mode: "content", "-n": true } };
+      }
       case "editTool": {
         const r = singleReplacement(s);
         if (r === undefined) {
@@ -232,8 +296,6 @@ export async function runScenarioOnClaude(
           },
         };
       }
-      default:
-        throw new NotApplicableStep(index, s.op);
     }
   };
 
@@ -367,6 +429,8 @@ export async function runScenarioOnClaude(
         });
         return;
       case "grep":
+        await call(index, s, () => claudeGrep(s.pattern, s.path, cwd));
+        return;
       case "cutMessage":
       case "invalidate":
         throw new NotApplicableStep(index, s.op);
