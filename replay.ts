@@ -2,8 +2,10 @@
  * `@readcache/core/replay`: what the model holds, derived by replaying the
  * active branch of a session (SPEC §5.6, §5.8, §5.9, §6): the replay entry
  * model, the incremental replay cursor behind the strict compaction barrier,
- * and `BranchKnowledge` (replay plus the reads of the current turn not yet in
- * the session). Pure; the rules it applies are in `@readcache/core/rules`.
+ * `BranchKnowledge` (replay plus the reads of the current turn not yet in
+ * the session), and the host-neutral mapping of tool calls and results onto
+ * replay entries (`messageEntry`, `resultEntries`) a host's converter uses.
+ * Pure; the rules it applies are in `@readcache/core/rules`.
  *
  * @example
  * ```ts
@@ -20,6 +22,8 @@
  */
 export * from "./src/core/replay.ts";
 export * from "./src/core/knowledge.ts";
+// one interface from any host's history to the replay entries (SPEC §11.10)
+export * from "./src/core/host_calls.ts";
 // the types replay states are made of (their home is @readcache/core/rules)
 export type {
   LineStretch,

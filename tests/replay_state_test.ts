@@ -393,6 +393,7 @@ const RULE_FILES = [
   "src/core/scope.ts",
   "src/core/shell_view.ts",
   "src/adapters/pi/branch.ts",
+  "src/core/host_calls.ts",
   "src/shell/read_service.ts",
 ];
 // Re-pinned without a new format when the change cannot alter a saved state: the CRLF rule of
@@ -406,8 +407,12 @@ const RULE_FILES = [
 // isInsideProject reads through isAtOrUnder, the same comparison; resolveInvalidation counts the
 // lines of a regular file only and refuses a missing path or a directory (a refresh's record,
 // decided when it is asked for, never by replay).
+// Format 2: pi's branch goes through the host-neutral call mapping (src/core/host_calls.ts); a
+// failed write is no proof and now leaves its file unknown like any write that is not proof (SPEC
+// §5.8), as on OpenCode and Claude Code.
 const PINNED: Record<number, string> = {
   1: "3278955fee1383a2fabde5572ba69970f83f1a9be2e45725b096cc5367377b27",
+  2: "8ca624e1b440d2acc065e96d4d3ec26d3094217ac01a262d532993914c8fc3f4",
 };
 
 Deno.test("the saved replay's format changes with the rules it depends on", () => {

@@ -22,10 +22,10 @@ import type { LineView } from "./view.ts";
  * @example
  * ```ts
  * import { REPLAY_STATE_FORMAT } from "@readcache/core/replay";
- * REPLAY_STATE_FORMAT; // 1
+ * REPLAY_STATE_FORMAT; // 2
  * ```
  */
-export const REPLAY_STATE_FORMAT = 1;
+export const REPLAY_STATE_FORMAT = 2;
 
 /**
  * The folded trust and views of one group of identities, in a

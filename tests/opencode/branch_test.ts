@@ -114,6 +114,7 @@ Deno.test("the message of the current call ends the branch; its calls are listed
   assert.deepEqual(last.changes, [{
     callId: w.callID,
     call: { name: `${DIR}/c.txt`, pathKey: `${DIR}/c.txt` },
+    tool: "write",
   }]);
   assert.equal(
     openCodeBranchToReplay(msgs, { directory: DIR, currentCallId: "nope" }).current,

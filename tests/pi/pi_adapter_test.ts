@@ -433,9 +433,10 @@ Deno.test("branch mapping: write results and assistant messages that change file
     callId: "w1",
   });
   // an edit's result is a change of its file, with the belief its metadata carries when it
-  // succeeded (SPEC §5.9); a failed write changes nothing (SPEC §5.8)
+  // succeeded (SPEC §5.9); a failed write is no proof, and a write that is not proof still
+  // changed the file as far as replay knows (SPEC §5.8), as on every host
   assert.deepEqual(e, { id: "t2", parentId: "m", kind: "changed", call, callId: "e1" });
-  assert.deepEqual(bad, { id: "t3", parentId: "m", kind: "other", toolResult: true, callId: "w1" });
+  assert.deepEqual(bad, { id: "t3", parentId: "m", kind: "changed", call, callId: "w1" });
   assert.deepEqual(eMeta, {
     id: "t4",
     parentId: "m",

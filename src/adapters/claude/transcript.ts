@@ -54,6 +54,7 @@
  */
 import { sha256Hex } from "../../core/hash.ts";
 import { countLines } from "../../core/range.ts";
+import { type HostCall, messageEntry, resultEntries } from "../../core/host_calls.ts";
 import type { FileChange, ReadCall, ReplayEntry } from "../../core/replay.ts";
 import { classifyShellCommand } from "../../core/shell_view.ts";
 
@@ -185,13 +186,6 @@ export function claudeToolClass(
   return "opaque";
 }
 
-/** True when a read-only command cannot print file content (`ls`, `pwd`, ...). */
-function showsNothing(name: string, input: unknown): boolean {
-  const command = record(input).command;
-  return name === "Bash" && typeof command === "string" &&
-    classifyShellCommand(command).showsContent === false;
-}
-
 /**
  * The file a Claude Code tool call names (`file_path`, or `notebook_path` for
  * `NotebookEdit`), with the offset and limit of a `Read`: `undefined` when it
@@ -253,8 +247,8 @@ interface ToolUse {
   id: string;
   name: string;
   cls: ReturnType<typeof claudeToolClass>;
-  /** Shows no file content (a read-only command such as `ls`). */
-  showsNothing: boolean;
+  /** A `Bash` call's command. */
+  command?: unknown;
   /** `file_path`, `notebook_path`, `offset`, `limit` of the call. */
   input: Record<string, unknown>;
   /** For a `Write`: the proof its content gives, if any. */
@@ -461,7 +455,7 @@ export class ClaudeTranscriptIndex {
           id: b.id,
           name: b.name,
           cls,
-          showsNothing: showsNothing(b.name, input),
+          ...(b.name === "Bash" ? { command: input.command } : {}),
           input: kept,
           ...(b.name === "Write" ? { proof: writeProof(input) } : {}),
         });
@@ -711,77 +705,70 @@ export function claudeBranchToReplay(
   return index.branch(options);
 }
 
+/** A Claude Code tool call as a call of its message (SPEC §5.10, §11.9). */
+function hostCallOf(use: ToolUse, options: ClaudeBranchOptions): HostCall {
+  const { id } = use;
+  switch (use.cls) {
+    case "read":
+      return { id, role: "read" };
+    case "write": {
+      const call = claudeFileCall(use.name, use.input, options.pathKey);
+      // a file tool naming no file the cache can follow may change any file
+      if (call === undefined) return { id, role: "opaque" };
+      return { id, role: "change", targets: [call], edit: use.name !== "Write" };
+    }
+    case "followed":
+      return { id, role: "followed" };
+    default:
+      if (use.name === "Grep") return { id, role: "search" };
+      return use.name === "Bash"
+        ? { id, role: "shell", command: use.command }
+        : { id, role: "opaque" };
+  }
+}
+
 /** The `other` entry of an assistant message (SPEC §5.8, §5.10). */
 function messageHead(
   id: string,
   uses: readonly ToolUse[],
   options: ClaudeBranchOptions,
 ): ReplayEntry {
-  const changes: FileChange[] = [];
-  const opaque: string[] = [];
-  const shows: string[] = [];
-  for (const u of uses) {
-    if (u.cls === "write") {
-      const call = claudeFileCall(u.name, u.input, options.pathKey);
-      if (call !== undefined) {
-        changes.push({ callId: u.id, call, tool: u.name === "Write" ? "write" : "edit" });
-      } else opaque.push(u.id); // a file tool naming no file the cache can follow
-    } else if (u.cls === "opaque") opaque.push(u.id);
-    else if (u.cls === "viewing" && !u.showsNothing) shows.push(u.id);
-  }
-  return {
-    id,
-    parentId: null,
-    kind: "other",
-    ...(changes.length > 0 ? { changes } : {}),
-    ...(opaque.length > 0 ? { opaque } : {}),
-    ...(shows.length > 0 ? { shows } : {}),
-  };
+  return messageEntry(id, null, uses.map((u) => hostCallOf(u, options)));
 }
 
 /** The entry of one finished tool call. */
 function resultEntry(use: ToolUse, result: ToolResult, options: ClaudeBranchOptions): ReplayEntry {
-  const { isError } = result;
-  const id = `${result.uuid}:${use.id}`;
-  const callId = use.id;
-  if (use.cls === "read" && !isError) {
-    const call = claudeFileCall(use.name, use.input, options.pathKey);
-    const meta = result.resultType === "text"
-      ? result.meta
-      : result.bare
-      ? options.servedMeta?.(callId, result.text ?? "")
-      : undefined;
-    if (call !== undefined) return { id, parentId: null, kind: "read", meta, callId, call };
-  }
-  if (use.cls === "write") {
-    const call = claudeFileCall(use.name, use.input, options.pathKey);
-    if (call !== undefined) {
-      const proof = !isError ? use.proof : undefined;
-      if (proof !== undefined) {
-        return {
-          id,
-          parentId: null,
-          kind: "wrote",
-          call,
-          hash: proof.hash,
-          callId,
-          totalLines: proof.totalLines,
-          bytes: proof.bytes,
-        };
-      }
-      // a successful Edit carries the model's belief (SPEC §5.9: replay checks it)
-      const belief = use.name === "Edit" && !isError ? result.meta : undefined;
-      return belief === undefined
-        ? { id, parentId: null, kind: "changed", call, callId }
-        : { id, parentId: null, kind: "changed", call, callId, meta: belief };
+  const ok = !result.isError;
+  const call = hostCallOf(use, options);
+  const r = {
+    id: `${result.uuid}:${use.id}`,
+    parentId: null,
+    callId: use.id,
+    tool: use.name,
+    call,
+    ok,
+  };
+  switch (call.role) {
+    case "read": {
+      const meta = result.resultType === "text"
+        ? result.meta
+        : result.bare
+        ? options.servedMeta?.(use.id, result.text ?? "")
+        : undefined;
+      return resultEntries({
+        ...r,
+        read: claudeFileCall(use.name, use.input, options.pathKey),
+        meta,
+      })[0];
     }
+    case "change": {
+      const proof = use.proof === undefined ? undefined : { call: call.targets![0], ...use.proof };
+      // a successful Edit carries the model's belief (SPEC §5.9: replay checks it)
+      const belief = use.name === "Edit" ? result.meta : undefined;
+      return resultEntries({ ...r, proof, meta: belief })[0];
+    }
+    default:
+      // what the tool showed or changed (SPEC §5.10): the host's record, if it made one
+      return resultEntries({ ...r, meta: ok ? result.meta : undefined })[0];
   }
-  if (use.cls === "viewing" || use.cls === "opaque") {
-    // what the tool showed or changed (SPEC §5.10): the host's record, if it made one
-    const meta = isError ? undefined : result.meta;
-    return meta === undefined
-      ? { id, parentId: null, kind: "tool", tool: use.name, callId }
-      : { id, parentId: null, kind: "tool", tool: use.name, callId, meta };
-  }
-  return { id, parentId: null, kind: "other", toolResult: true, callId };
 }

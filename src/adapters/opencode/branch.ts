@@ -51,9 +51,9 @@
  * @module
  */
 import { fileURLToPath } from "node:url";
+import { type HostCall, messageEntry, resultEntries } from "../../core/host_calls.ts";
 import type { FileChange, ReadCall, ReplayEntry } from "../../core/replay.ts";
 import { pathKeyOnDisk } from "../../shell/read_service.ts";
-import { classifyShellCommand } from "../../core/shell_view.ts";
 import {
   OPENCODE_FILE_TOOLS,
   openCodeChangedFiles,
@@ -63,12 +63,6 @@ import {
 } from "./calls.ts";
 
 export type { FileChange, ReadCall, ReplayEntry };
-
-/** A `bash` call whose command only reads files (SPEC §5.10): it changes no file. */
-function readOnlyShell(tool: string | undefined, input: unknown): boolean {
-  const command = (input as { command?: unknown } | undefined)?.command;
-  return tool === "bash" && typeof command === "string" && classifyShellCommand(command).readOnly;
-}
 
 /**
  * The fields of an OpenCode message's `info` the mapping reads (the SDK's
@@ -433,36 +427,16 @@ export class OpenCodeBranchConverter {
             p.state?.status === "completed" ? p.state.metadata : undefined,
           ),
       );
-    const changes: FileChange[] = [];
     const targeted = new Set<string>();
-    for (const p of tools) {
-      if (!OPENCODE_FILE_TOOLS.has(p.tool ?? "")) continue;
-      targetsOf(p).forEach((call, i) => {
-        changes.push({ callId: i === 0 ? p.callID! : `${p.callID}#${i}`, call });
-        targeted.add(call.name).add(call.pathKey);
-      });
-    }
-    // calls that may change any file (bash, task, unknown tools; SPEC §5.10)
-    const opaque = tools.filter((p) =>
-      openCodeToolClass(p.tool ?? "") === "opaque" && !readOnlyShell(p.tool, p.state?.input)
-    ).map((p) => p.callID!);
-    // calls that may show any file but change none (grep, a read-only command): the message's
-    // writes and edits are no proof and no belief
-    const shows = tools.filter((p) =>
-      openCodeToolClass(p.tool ?? "") === "viewing" ||
-      (openCodeToolClass(p.tool ?? "") === "opaque" && readOnlyShell(p.tool, p.state?.input) &&
-        classifyShellCommand(
-            String((p.state?.input as { command?: unknown } | undefined)?.command),
-          ).showsContent !== false)
-    ).map((p) => p.callID!);
-    const head: ReplayEntry = {
-      id: mid,
-      parentId: null,
-      kind: "other",
-      ...(changes.length > 0 ? { changes } : {}),
-      ...(opaque.length > 0 ? { opaque } : {}),
-      ...(shows.length > 0 ? { shows } : {}),
-    };
+    const head = messageEntry(
+      mid,
+      null,
+      tools.map((p) => {
+        const call = hostCallOf(p, targetsOf);
+        for (const t of call.targets ?? []) targeted.add(t.name).add(t.pathKey);
+        return call;
+      }),
+    );
     const callIds = tools.map((p) => p.callID!);
     if (
       options.currentCallId !== undefined &&
@@ -503,82 +477,64 @@ export class OpenCodeBranchConverter {
     const status = state?.status;
     // a call that never got a result: the core leaves its file unknown from its turn's start
     if (status !== "completed" && status !== "error") return;
+    const ok = status === "completed";
     const callId = p.callID!;
     const id = `p:${p.id}`;
-    const pruned = status === "completed" && state?.time?.compacted !== undefined;
+    const pruned = ok && state?.time?.compacted !== undefined;
     const tool = p.tool ?? "";
-    if (tool === "read" && status === "completed") {
-      const [call] = cached(`${p.id}|read`, () => {
-        const c = openCodeReadCall(state?.input, directory);
-        return c === undefined ? [] : [c];
-      });
-      const meta = pruned ? undefined : record(state?.metadata).readcache;
-      if (call !== undefined || meta !== undefined) {
-        // a pruned read is no longer in context: unknown lines, never trust (SPEC §5.5)
-        const rid = pruned ? `${id}~pruned` : id;
-        push(
-          call === undefined
-            ? { id: rid, parentId: null, kind: "read", meta, callId }
-            : { id: rid, parentId: null, kind: "read", meta, callId, call },
-        );
-        return;
-      }
-    }
-    if (tool === "write" && status === "completed" && !pruned) {
-      const proof = openCodeWriteProof(state?.input, directory);
-      if (proof !== undefined) {
-        push({
-          id,
-          parentId: null,
-          kind: "wrote",
-          call: proof.call,
-          hash: proof.hash,
-          callId,
-          totalLines: proof.totalLines,
-          bytes: proof.bytes,
-        });
-        return;
-      }
-    }
-    if (tool === "readcache_refresh" && status === "completed") {
-      // the plugin's refresh (SPEC §11.2): its invalidation, even when OpenCode pruned the output
-      const inv = record(state?.metadata).readcache;
-      if (inv !== undefined) {
-        push({ id: `${id}~refresh`, parentId: null, kind: "invalidate", data: inv });
-      }
-    }
-    if (openCodeToolClass(tool) !== "followed") {
-      // what the tool showed or changed (SPEC §5.10): the record the plugin added when it
-      // returned (a failed call has none: every file then counts as changed)
-      const meta = status === "completed" ? record(state?.metadata).readcache : undefined;
-      push(
-        meta === undefined
-          ? { id, parentId: null, kind: "tool", tool, callId }
-          : { id, parentId: null, kind: "tool", tool, callId, meta },
-      );
+    const meta = ok ? record(state?.metadata).readcache : undefined;
+    const call = hostCallOf(p, targetsOf);
+    const result = { id, parentId: null, callId, tool, call, ok };
+    if (call.role === "read") {
+      const [read] = ok
+        ? cached(`${p.id}|read`, () => {
+          const c = openCodeReadCall(state?.input, directory);
+          return c === undefined ? [] : [c];
+        })
+        : [];
+      // a pruned read is no longer in context: unknown lines, never trust (SPEC §5.5)
+      const m = pruned ? undefined : meta;
+      const rid = pruned && (read !== undefined || m !== undefined) ? `${id}~pruned` : id;
+      for (const e of resultEntries({ ...result, id: rid, read, meta: m })) push(e);
       return;
     }
-    if (OPENCODE_FILE_TOOLS.has(tool)) {
-      // a successful edit carries the model's belief (SPEC §5.9: replay checks it); any other
-      // finished change (a failed or pruned edit, a pruned or failed write, a patch): unknown
-      const targets = targetsOf(p);
-      const belief = tool === "edit" && status === "completed" && !pruned
-        ? record(state?.metadata).readcache
-        : undefined;
-      targets.forEach((call, i) => {
-        const entry: ReplayEntry = {
-          id: i === 0 ? id : `${id}#${i}`,
-          parentId: null,
-          kind: "changed",
-          call,
-          callId: i === 0 ? callId : `${callId}#${i}`,
-        };
-        push(belief !== undefined && i === 0 ? { ...entry, meta: belief } : entry);
-      });
-      if (targets.length > 0) return;
+    if (tool === "readcache_refresh" && meta !== undefined) {
+      // the plugin's refresh (SPEC §11.2): its invalidation, even when OpenCode pruned the output
+      push({ id: `${id}~refresh`, parentId: null, kind: "invalidate", data: meta });
     }
-    push({ id, parentId: null, kind: "other", toolResult: true, callId });
+    if (call.role === "change") {
+      // a completed write of well-formed content is proof (SPEC §5.8); a completed edit carries
+      // the model's belief (SPEC §5.9: replay checks it); any other finished change (a failed or
+      // pruned edit, a pruned or failed write, a patch) leaves its files unknown
+      const proof = tool === "write" && !pruned
+        ? openCodeWriteProof(state?.input, directory)
+        : undefined;
+      const belief = tool === "edit" && !pruned ? meta : undefined;
+      for (const e of resultEntries({ ...result, proof, meta: belief })) push(e);
+      return;
+    }
+    // what a checked tool showed or changed (SPEC §5.10): the record the plugin added when it
+    // returned (a failed call has none: every file then counts as changed)
+    for (const e of resultEntries({ ...result, meta })) push(e);
   }
+}
+
+/** An OpenCode tool part as a call of its message (SPEC §5.10, §11.8). */
+function hostCallOf(
+  p: OpenCodePartLike,
+  targetsOf: (p: OpenCodePartLike) => ReadCall[],
+): HostCall {
+  const id = p.callID!;
+  const tool = p.tool ?? "";
+  if (tool === "read") return { id, role: "read" };
+  // OpenCode's edits are each a belief of their own (no chain of edits, SPEC §5.9 rule 4)
+  if (OPENCODE_FILE_TOOLS.has(tool)) return { id, role: "change", targets: targetsOf(p) };
+  const cls = openCodeToolClass(tool);
+  if (cls === "followed") return { id, role: "followed" };
+  if (cls === "viewing") return { id, role: "search" };
+  return tool === "bash"
+    ? { id, role: "shell", command: (p.state?.input as { command?: unknown } | undefined)?.command }
+    : { id, role: "opaque" };
 }
 
 /**

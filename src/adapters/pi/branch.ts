@@ -7,9 +7,14 @@
  *
  * @module
  */
+import {
+  type HostCall,
+  messageEntry,
+  resultEntries,
+  type ToolRole,
+} from "../../core/host_calls.ts";
 import { READCACHE_CUSTOM_TYPE } from "../../core/meta.ts";
 import type { FileChange, ReadCall, ReplayEntry } from "../../core/replay.ts";
-import { classifyShellCommand } from "../../core/shell_view.ts";
 
 export type { FileChange, ReadCall, ReplayEntry };
 
@@ -123,19 +128,6 @@ export function isOpaqueTool(name: string): boolean {
   return isCheckedTool(name) && !VIEWING_TOOLS.has(name);
 }
 
-/** A `bash` command that may print file content (SPEC §5.10). */
-function showsContent(args: unknown): boolean {
-  const command = asRecord(args)?.command;
-  return typeof command !== "string" || classifyShellCommand(command).showsContent !== false;
-}
-
-/** A `bash` call whose command only reads files (SPEC §5.10): it changes no file. */
-function readOnlyCall(name: string, args: unknown): boolean {
-  const command = asRecord(args)?.command;
-  return name === "bash" && typeof command === "string" &&
-    classifyShellCommand(command).readOnly;
-}
-
 /**
  * The resolvers a converter uses (SPEC §5.6, §5.8): `read` for the arguments
  * of read calls, `write` for write calls (file and content hash), `target`
@@ -232,56 +224,37 @@ function convertEntry(
   if (entry.type === "message") {
     const msg = asRecord(entry.message);
     if (msg?.role === "toolResult") {
-      if (msg.toolName === "read" && msg.isError !== true) {
-        const meta = asRecord(msg.details)?.readcache;
-        const call = args !== undefined && resolve !== undefined ? resolve(args) : undefined;
-        if (meta !== undefined || call !== undefined) {
-          // one object literal per shape (no properties added later): cheaper for the engine
-          const callId = typeof msg.toolCallId === "string" ? msg.toolCallId : undefined;
-          if (callId === undefined) {
-            return call === undefined
-              ? { id, parentId, kind: "read", meta }
-              : { id, parentId, kind: "read", meta, call };
-          }
-          return call === undefined
-            ? { id, parentId, kind: "read", meta, callId }
-            : { id, parentId, kind: "read", meta, callId, call };
-        }
-      }
       const callId = typeof msg.toolCallId === "string" ? msg.toolCallId : undefined;
-      if (msg.toolName === "write" && msg.isError !== true && args !== undefined) {
-        const w = resolveWrite?.(args);
-        if (w !== undefined) {
-          const e: ReplayEntry = { id, parentId, kind: "wrote", call: w.call, hash: w.hash };
-          if (callId !== undefined) e.callId = callId;
-          if (w.totalLines !== undefined) e.totalLines = w.totalLines;
-          if (w.bytes !== undefined) e.bytes = w.bytes;
-          return e;
-        }
-        // a write that is not proof of content still changed the file (SPEC §5.9)
-        const call = resolveTarget?.(args);
-        if (call !== undefined) return changed(id, parentId, call, callId, undefined);
+      if (typeof msg.toolName !== "string") {
+        return resultEntries({ id, parentId, callId, tool: "", call: FOLLOWED_CALL, ok: false })[0];
       }
-      if (msg.toolName === "edit" && args !== undefined) {
-        // an edit, failed or not, changed the file as far as replay knows; only a successful
-        // one carries the model's belief (SPEC §5.9)
-        const call = resolveTarget?.(args);
-        const meta = msg.isError === true ? undefined : asRecord(msg.details)?.readcache;
-        if (call !== undefined) return changed(id, parentId, call, callId, meta);
+      const tool = msg.toolName;
+      const role = roleOf(tool);
+      const ok = msg.isError !== true;
+      const meta = role === "read" || role === "change" || isCheckedTool(tool)
+        ? asRecord(msg.details)?.readcache
+        : undefined;
+      if (role === "read") {
+        const read = ok && args !== undefined && resolve !== undefined ? resolve(args) : undefined;
+        return resultEntries({ id, parentId, callId, tool, call: READ_CALL, ok, read, meta })[0];
       }
-      if (typeof msg.toolName === "string" && isCheckedTool(msg.toolName)) {
-        // a shell command, a search, a tool we do not know: what it showed or changed (SPEC
-        // §5.10); failed or not, it ran
-        const tool = msg.toolName;
-        const meta = asRecord(msg.details)?.readcache;
-        const e: ReplayEntry = { id, parentId, kind: "tool", tool };
-        if (callId !== undefined) e.callId = callId;
-        if (meta !== undefined) e.meta = meta;
-        return e;
+      if (role === "change") {
+        // a write's content is proof (SPEC §5.8); a write that is not proof of content, and an
+        // edit, failed or not, changed the file as far as replay knows (SPEC §5.9)
+        const proof = tool === "write" && ok && args !== undefined
+          ? resolveWrite?.(args)
+          : undefined;
+        const target = proof === undefined && args !== undefined
+          ? resolveTarget?.(args)
+          : undefined;
+        const call = { role, targets: target === undefined ? undefined : [target] };
+        // only a successful edit carries the model's belief (SPEC §5.9)
+        const belief = tool === "edit" ? meta : undefined;
+        return resultEntries({ id, parentId, callId, tool, call, ok, proof, meta: belief })[0];
       }
-      return callId === undefined
-        ? { id, parentId, kind: "other", toolResult: true }
-        : { id, parentId, kind: "other", toolResult: true, callId };
+      // a shell command, a search, a tool we do not know: what it showed or changed (SPEC
+      // §5.10); failed or not, it ran
+      return resultEntries({ id, parentId, callId, tool, call: { role }, ok, meta })[0];
     }
     // pi never runs the calls of a message that ended in an error or was aborted, and leaves
     // that message out of the model's context: its calls change nothing (SPEC §11.3)
@@ -289,65 +262,43 @@ function convertEntry(
       msg?.role === "assistant" && Array.isArray(msg.content) &&
       msg.stopReason !== "error" && msg.stopReason !== "aborted"
     ) {
-      // made only when a call needs them: most messages call only reads (no array per message)
-      let changes: FileChange[] | undefined;
-      let opaque: string[] | undefined;
-      let shows: string[] | undefined;
+      let calls: HostCall[] | undefined; // made only when a call is not a read (the usual call)
       for (const block of msg.content) {
         const b = asRecord(block);
         if (b?.type !== "toolCall" || typeof b.name !== "string" || typeof b.id !== "string") {
           continue;
         }
-        if (b.name === "read") continue; // neither opaque nor file-changing (the usual call)
-        if (isOpaqueTool(b.name) && !readOnlyCall(b.name, b.arguments)) {
-          (opaque ??= []).push(b.id);
-          continue;
-        }
-        // a search or a read-only command that prints files: it may show any file, before or
-        // after a change (a command printing only names or counts shows none)
-        if (isCheckedTool(b.name) && (b.name !== "bash" || showsContent(b.arguments))) {
-          (shows ??= []).push(b.id);
-          continue;
-        }
-        if (resolveTarget !== undefined && FILE_CHANGING_TOOLS.has(b.name)) {
-          const call = resolveTarget(b.arguments);
-          if (call !== undefined) {
-            (changes ??= []).push({
-              callId: b.id,
-              call,
-              tool: b.name === "edit" ? "edit" : "write",
-            });
-          }
-        }
+        if (b.name === "read") continue;
+        const role = roleOf(b.name);
+        if (role === "change") {
+          const target = resolveTarget?.(b.arguments);
+          (calls ??= []).push({
+            id: b.id,
+            role,
+            targets: target === undefined ? undefined : [target],
+            edit: b.name === "edit",
+          });
+        } else if (role === "shell") {
+          (calls ??= []).push({ id: b.id, role, command: asRecord(b.arguments)?.command });
+        } else (calls ??= []).push({ id: b.id, role });
       }
-      if (opaque !== undefined || shows !== undefined) {
-        return {
-          id,
-          parentId,
-          kind: "other",
-          ...(changes !== undefined ? { changes } : {}),
-          ...(opaque !== undefined ? { opaque } : {}),
-          ...(shows !== undefined ? { shows } : {}),
-        };
-      }
-      if (changes !== undefined) return { id, parentId, kind: "other", changes };
+      if (calls !== undefined) return messageEntry(id, parentId, calls);
     }
   }
   return { id, parentId, kind: "other" };
 }
 
-/** A `changed` replay entry (SPEC §5.9). */
-function changed(
-  id: string,
-  parentId: string | null,
-  call: ReadCall,
-  callId: string | undefined,
-  meta: unknown,
-): ReplayEntry {
-  const e: ReplayEntry = { id, parentId, kind: "changed", call };
-  if (callId !== undefined) e.callId = callId;
-  if (meta !== undefined) e.meta = meta;
-  return e;
+/** The calls a read result and a result of no known tool answer, as {@linkcode resultEntries} needs them. */
+const READ_CALL = { role: "read" } as const;
+const FOLLOWED_CALL = { role: "followed" } as const;
+
+/** What pi's tool `name` does to files (SPEC §5.10, §11.3). */
+function roleOf(name: string): ToolRole {
+  if (name === "read") return "read";
+  if (FILE_CHANGING_TOOLS.has(name)) return "change";
+  if (FOLLOWED_TOOLS.has(name)) return "followed";
+  if (VIEWING_TOOLS.has(name)) return "search";
+  return name === "bash" ? "shell" : "opaque";
 }
 
 /**
