@@ -1,24 +1,27 @@
-// The OpenCode plugin's per-read overhead against session length (issue 27):
+// The OpenCode plugin's per-read cost against session length (issues 27, 39):
 //
-//   deno task bench:opencode [--sizes 100,1000,10000] [--reads 30] [--baseline REV] [--json]
-//                            [--real SIZE [--real-reads N]]
+//   deno task bench:opencode [--sizes 100,1000,10000] [--reads 20] [--baseline REV] [--json]
+//   deno task bench:opencode --model [--sizes ...] [--reads 30] [--baseline REV] [--json]
 //
-// On the model of OpenCode's session store (scripts/opencode/opencode_session_model.ts) answering
-// over a JSON wire (what the SDK does over HTTP: the store serialises, the plugin parses), a
-// session of SIZE messages with realistic tool outputs (history.ts) is loaded, a fresh plugin
-// starts, and the model makes reads of files it read before, one step each (every fourth starts a
-// new turn; every third step reads two files in one message). What is timed is the plugin's
-// `tool.execute.after` hook for `read`: everything the plugin adds to a read (fetching and
-// converting the session, replaying it, reading the file, deciding, storing). Its parts: `fetch`,
-// the time inside the client's `session.messages` and `session.get` (OpenCode's work: query and
-// serialise, and the plugin's parse), and the plugin's own work (the rest). The store delivers its
-// events to the plugin's `event` hook as OpenCode does; their cost is reported per read.
+// By default, the real OpenCode binary (real.ts): `opencode serve` on 127.0.0.1 with a session of
+// SIZE messages written into its database, a scripted model that re-reads files, and each size run
+// twice: OpenCode's own read without the plugin ("opencode") and with it ("current"; `--baseline
+// REV` adds the plugin as committed in REV). A read is timed as the model waits for it: from
+// OpenCode's `tool.execute.before` to the end of `tool.execute.after` (its read tool and both
+// hooks); the plugin's hook and the time it spent in OpenCode's HTTP API (`session.messages`,
+// `session.get`) are reported apart. The first read of the session is reported on its own; median
+// and p95 are of the reads after it. The goals of issue 39 are checked at the end (per read within
+// 2x from the smallest size to the largest and within 5 ms of OpenCode's own read at the largest,
+// first read <= 500 ms, p95 <= 3x median).
 //
-// The first read after the plugin starts fetches and converts the whole session (`first`); the
-// table's median and p95 are of the reads after it. An untimed pass at the smallest size runs
-// first (compiling the code). `--baseline REV` runs the plugin as committed
-// in REV too (extracted with `git archive`), on the same sessions, for before/after figures.
-// `--real SIZE` also runs the real OpenCode binary (real.ts) with a session of SIZE messages.
+// `--model`: the fast mode, on the model of OpenCode's session store
+// (scripts/opencode/opencode_session_model.ts) answering over a JSON wire (what the SDK does over
+// HTTP: the store serialises, the plugin parses): a session of SIZE messages with realistic tool
+// outputs (history.ts) is loaded, a fresh plugin starts, and the model makes reads of files it read
+// before, one step each (every fourth starts a new turn; every third step reads two files in one
+// message). What is timed is the plugin's `tool.execute.after` hook for `read`. An untimed pass at
+// the smallest size runs first (compiling the code). The store delivers its events to the plugin's
+// `event` hook as OpenCode does; their cost is reported per read.
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -34,9 +37,9 @@ import {
   openCodeReadOutput,
   type PluginFactory,
   type Project,
-  random,
   readMetadata,
 } from "./history.ts";
+import { seededRandom as random } from "../../scripts/seeded_random.ts";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
 
@@ -46,12 +49,13 @@ export interface BenchArgs {
   reads: number;
   baseline?: string;
   json: boolean;
-  real?: number;
-  realReads: number;
+  /** The model of OpenCode's store instead of the real binary. */
+  model: boolean;
 }
 
 export function parseArgs(args: string[]): BenchArgs {
-  const o: BenchArgs = { sizes: [100, 1000, 10000], reads: 30, json: false, realReads: 20 };
+  const o: BenchArgs = { sizes: [100, 1000, 10000], reads: 20, json: false, model: false };
+  let reads: number | undefined;
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
     const next = () => {
@@ -59,14 +63,19 @@ export function parseArgs(args: string[]): BenchArgs {
       if (v === undefined) throw new Error(`${a} needs a value`);
       return v;
     };
-    if (a === "--sizes") o.sizes = next().split(",").map((s) => Number(s.replaceAll("_", "")));
-    else if (a === "--reads") o.reads = Number(next());
+    const count = (v: string) => {
+      const n = Number(v.replaceAll("_", ""));
+      if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${a}: ${v} is not a positive number`);
+      return n;
+    };
+    if (a === "--sizes") o.sizes = next().split(",").map(count);
+    else if (a === "--reads") reads = count(next());
     else if (a === "--baseline") o.baseline = next();
     else if (a === "--json") o.json = true;
-    else if (a === "--real") o.real = Number(next());
-    else if (a === "--real-reads") o.realReads = Number(next());
+    else if (a === "--model") o.model = true;
     else throw new Error(`unknown option ${a}`);
   }
+  o.reads = reads ?? (o.model ? 30 : 20);
   return o;
 }
 
@@ -232,36 +241,93 @@ export function rows(variant: string, runs: RunResult[]): string[] {
 }
 
 export const REAL_HEADER = [
-  "| messages | plugin   | first read | median | p95 | fetch (median) | plugin own (median) | " +
-  "reads fetching every message | messages fetched per read after the first |",
-  "| -------- | -------- | ---------- | ------ | --- | -------------- | ------------------- | " +
-  "---------------------------- | ----------------------------------------- |",
+  "| messages | variant  | first read | median read | p95 read | plugin hook (median) | fetch (median) | " +
+  "plugin own (median) | reads fetching every message | messages fetched per read after the first |",
+  "| -------- | -------- | ---------- | ----------- | -------- | -------------------- | -------------- | " +
+  "------------------- | ---------------------------- | ----------------------------------------- |",
 ];
 
-/** The real binary's row for one variant. */
+/** The read as the model waits for it (the hook's time for a log without the clock around it). */
+const total = (r: RealRead) => r.totalMs ?? r.ms;
+
+/** The real binary's row for one variant ("opencode": without the plugin). */
 export function realRow(variant: string, size: number, reads: RealRead[]): string {
   const [first, ...rest] = reads;
-  const ms = rest.map((r) => r.ms);
-  const own = rest.map((r) => r.ms - r.fetchMs);
+  const ms = rest.map(total);
   const statsOf = (r: RealRead | undefined) => r?.stats?.find((s) => s.session === r.session);
   const last = statsOf(reads.at(-1));
-  const full = last === undefined ? reads.length : last.full;
   const fetched0 = statsOf(first)?.fetched;
-  const perRead = last === undefined || fetched0 === undefined
+  const plain = variant === "opencode";
+  const perRead = plain
+    ? "-"
+    : last === undefined || fetched0 === undefined
     ? `${size.toLocaleString("en-US")} and more (every message)`
     : ((last.fetched - fetched0) / rest.length).toFixed(1);
   const cells = [
     size.toLocaleString("en-US").padStart(6),
     variant.padEnd(8),
-    f1(first.ms).padStart(7),
+    f1(total(first)).padStart(7),
     f1(median(ms)).padStart(7),
     f1(quantile(ms, 0.95)).padStart(7),
-    f1(median(rest.map((r) => r.fetchMs))).padStart(7),
-    f1(median(own)).padStart(7),
-    `${full}/${reads.length}`,
+    plain ? "-" : f1(median(rest.map((r) => r.ms))).padStart(7),
+    plain ? "-" : f1(median(rest.map((r) => r.fetchMs))).padStart(7),
+    plain ? "-" : f1(median(rest.map((r) => r.ms - r.fetchMs))).padStart(7),
+    plain ? "-" : `${last === undefined ? reads.length : last.full}/${reads.length}`,
     perRead,
   ];
   return `| ${cells.join(" | ")} |`;
+}
+
+/**
+ * Issue 39's goals on the real binary, as lines `ok`/`MISSED` with the figures: per read within 2x
+ * from the smallest size to the largest and within 5 ms of OpenCode's own read at the largest;
+ * first read <= 500 ms and p95 <= 3x median at every size.
+ */
+export function realGoals(
+  runs: Record<string, Record<number, RealRead[]>>,
+  sizes: number[],
+): string[] {
+  const med = (r: RealRead[]) => median(r.slice(1).map(total));
+  const out: string[] = [];
+  const check = (ok: boolean, what: string) => out.push(`${ok ? "ok    " : "MISSED"} ${what}`);
+  const lo = Math.min(...sizes);
+  const hi = Math.max(...sizes);
+  const plugin = runs.current;
+  const plain = runs.opencode;
+  if (plugin?.[lo] !== undefined && plugin?.[hi] !== undefined && lo !== hi) {
+    const ratio = med(plugin[hi]) / med(plugin[lo]);
+    check(
+      ratio <= 2,
+      `per read ${f1(med(plugin[lo]))} -> ${f1(med(plugin[hi]))} ms from ${lo} to ${hi} messages: ${
+        ratio.toFixed(2)
+      }x (goal <= 2x)`,
+    );
+  }
+  if (plugin?.[hi] !== undefined && plain?.[hi] !== undefined) {
+    const d = med(plugin[hi]) - med(plain[hi]);
+    check(
+      d <= 5,
+      `at ${hi} messages ${f1(med(plugin[hi]))} ms with the plugin, ${
+        f1(med(plain[hi]))
+      } ms without: +${f1(d)} ms (goal <= 5 ms)`,
+    );
+  }
+  for (const size of sizes) {
+    const r = plugin?.[size];
+    if (r === undefined) continue;
+    check(
+      total(r[0]) <= 500,
+      `first read at ${size} messages ${f1(total(r[0]))} ms (goal <= 500 ms)`,
+    );
+    const p95 = quantile(r.slice(1).map(total), 0.95);
+    check(
+      p95 <= 3 * med(r),
+      `p95 at ${size} messages ${f1(p95)} ms, ${
+        (p95 / med(r)).toFixed(1)
+      }x the median (goal <= 3x)`,
+    );
+  }
+  return out;
 }
 
 export const HEADER = [
@@ -269,14 +335,17 @@ export const HEADER = [
   "| -------- | -------- | ---------- | ------ | --- | -------------- | ------------------- | ----------- | ------ |",
 ];
 
-if (import.meta.main) {
-  const args = parseArgs(Deno.args);
-  const current = (await import("../../src/adapters/opencode/plugin.ts")).createReadcachePlugin;
-  const variants: [string, PluginFactory][] = [["current", current]];
-  if (args.baseline !== undefined) {
-    variants.push([args.baseline.slice(0, 8), await pluginAt(args.baseline)]);
+function cpuName(): string {
+  try {
+    return /model name\s*:\s*(.*)/.exec(Deno.readTextFileSync("/proc/cpuinfo"))?.[1] ?? "?";
+  } catch {
+    return "?";
   }
-  const project = await makeProject(current);
+}
+
+/** The model mode (`--model`): the plugin on the model of OpenCode's session store. */
+async function mainModel(args: BenchArgs, variants: [string, PluginFactory][]): Promise<void> {
+  const project = await makeProject(variants[0][1]);
   const results: Record<string, RunResult[]> = {};
   // an untimed pass first, so that the first size measured does not pay for compiling the code
   for (const [, plugin] of variants) await runModel(plugin, project, Math.min(...args.sizes), 10);
@@ -291,52 +360,86 @@ if (import.meta.main) {
       }
     }
   }
-  const cpu = (() => {
-    try {
-      return /model name\s*:\s*(.*)/.exec(Deno.readTextFileSync("/proc/cpuinfo"))?.[1] ?? "?";
-    } catch {
-      return "?";
-    }
-  })();
-  const real: Record<string, RealRead[]> = {};
-  let realSkip: string | undefined;
-  if (args.real !== undefined) {
-    for (const [name, plugin] of variants) {
-      const rev = name === "current" ? undefined : args.baseline;
-      const r = await runReal(plugin, args.real, args.realReads, rev);
+  await Deno.remove(project.dir, { recursive: true });
+  if (args.json) {
+    console.log(
+      JSON.stringify({ mode: "model", cpu: cpuName(), deno: Deno.version.deno, results }, null, 2),
+    );
+    return;
+  }
+  console.log(
+    `\nOpenCode plugin, per-read overhead (ms; the read hook), session-store model over JSON, ` +
+      `${args.reads} reads after the first; ${navigator.hardwareConcurrency} cores, ${cpuName()}, ` +
+      `Deno ${Deno.version.deno}\n`,
+  );
+  console.log(HEADER.join("\n"));
+  for (const [name] of variants) for (const line of rows(name, results[name])) console.log(line);
+}
+
+/** The default mode: the real OpenCode binary, without the plugin and with it, at every size. */
+async function mainReal(args: BenchArgs, variants: [string, PluginFactory][]): Promise<number> {
+  const runs: Record<string, Record<number, RealRead[]>> = {};
+  const all: [string, PluginFactory, boolean][] = [
+    ["opencode", variants[0][1], true],
+    ...variants.map(([n, p]) => [n, p, false] as [string, PluginFactory, boolean]),
+  ];
+  for (const size of args.sizes) {
+    for (const [name, plugin, plain] of all) {
+      const rev = name === "current" || plain ? undefined : args.baseline;
+      const r = await runReal(plugin, size, args.reads, rev, { plain });
       if ("skip" in r) {
-        realSkip = r.skip;
-        break;
+        if (args.json) console.log(JSON.stringify({ mode: "real", skip: r.skip }));
+        else console.log(`skipped: ${r.skip}`);
+        return 1;
       }
-      real[name] = r.reads;
+      (runs[name] ??= {})[size] = r.reads;
       if (!args.json) {
+        const ms = r.reads.slice(1).map(total);
         console.error(
-          `  ${name} real ${args.real}: ${r.reads.length} reads in ${r.seconds.toFixed(0)} s`,
+          `  ${name} ${size}: ${r.reads.length} reads in ${r.seconds.toFixed(0)} s, median ${
+            f1(median(ms))
+          } ms`,
         );
       }
     }
   }
+  const goals = realGoals(runs, args.sizes);
   if (args.json) {
-    console.log(JSON.stringify({ cpu, deno: Deno.version.deno, results, real, realSkip }, null, 2));
-  } else {
     console.log(
-      `\nOpenCode plugin, per-read overhead (ms; the read hook), session-store model over JSON, ` +
-        `${args.reads} reads after the first; ${navigator.hardwareConcurrency} cores, ${cpu}, ` +
-        `Deno ${Deno.version.deno}\n`,
+      JSON.stringify(
+        { mode: "real", cpu: cpuName(), deno: Deno.version.deno, runs, goals },
+        null,
+        2,
+      ),
     );
-    console.log(HEADER.join("\n"));
-    for (const [name] of variants) for (const line of rows(name, results[name])) console.log(line);
-    if (args.real !== undefined) {
-      console.log(
-        `\nThe same with the real OpenCode binary (opencode serve, the plugin called back over HTTP), ` +
-          `${args.real.toLocaleString("en-US")} messages:\n`,
-      );
-      if (realSkip !== undefined) console.log(`skipped: ${realSkip}`);
-      else {
-        console.log(REAL_HEADER.join("\n"));
-        for (const [name] of variants) console.log(realRow(name, args.real, real[name]));
-      }
-    }
+    return 0;
   }
-  await Deno.remove(project.dir, { recursive: true });
+  console.log(
+    `\nOpenCode's read with and without the plugin (ms; the real binary, opencode serve, the plugin ` +
+      `called back over HTTP), ${args.reads} reads after the first; ` +
+      `${navigator.hardwareConcurrency} cores, ${cpuName()}, Deno ${Deno.version.deno}\n`,
+  );
+  console.log(REAL_HEADER.join("\n"));
+  for (const size of args.sizes) {
+    for (const [name] of all) console.log(realRow(name, size, runs[name][size]));
+  }
+  console.log(`\n${goals.join("\n")}`);
+  return 0;
+}
+
+if (import.meta.main) {
+  let args: BenchArgs;
+  try {
+    args = parseArgs(Deno.args);
+  } catch (e) {
+    console.error(`bench:opencode: ${(e as Error).message}`);
+    Deno.exit(2);
+  }
+  const current = (await import("../../src/adapters/opencode/plugin.ts")).createReadcachePlugin;
+  const variants: [string, PluginFactory][] = [["current", current]];
+  if (args.baseline !== undefined) {
+    variants.push([args.baseline.slice(0, 8), await pluginAt(args.baseline)]);
+  }
+  if (args.model) await mainModel(args, variants);
+  else Deno.exitCode = await mainReal(args, variants);
 }

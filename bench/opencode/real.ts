@@ -8,7 +8,9 @@
 // two steps per prompt; each read's hook time, the time in `session.messages`/`session.get`
 // (OpenCode's HTTP API, called back by the plugin) and the plugin's cache statistics are logged.
 //
-//   deno task bench:opencode --real 1000 [--real-reads 20] [--baseline REV]
+//   deno task bench:opencode [--sizes 100,1000,10000] [--reads 20] [--baseline REV]
+//
+// Each size runs OpenCode without the plugin (its own read, timed the same way) and with it.
 import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
 import { openCodeBinary, openCodeConfigHome } from "../../scripts/opencode/opencode_bin.ts";
@@ -24,7 +26,10 @@ import { seededRandom as random } from "../../scripts/seeded_random.ts";
 /** One read as the wrapper logged it. */
 export interface RealRead {
   session?: string;
+  /** The plugin's `read` hook (0 without the plugin). */
   ms: number;
+  /** The read as the model waits for it: OpenCode's read tool and both hooks. */
+  totalMs?: number;
   fetchMs: number;
   mode?: string;
   stats?: { session: string; full: number; tail: number; fetched: number; replays: number }[];
@@ -82,6 +87,7 @@ export async function runReal(
   size: number,
   reads: number,
   rev?: string,
+  options: { plain?: boolean } = {},
 ): Promise<{ reads: RealRead[]; seconds: number } | { skip: string }> {
   const found = await openCodeBinary();
   if ("skip" in found) return { skip: found.skip };
@@ -95,7 +101,7 @@ export async function runReal(
   const checkout = join(root, "checkout");
   await installedPlugin(checkout, rev);
   const log = join(root, "reads.jsonl");
-  const pluginUrl = await instrumentedPlugin(checkout, log);
+  const pluginUrl = await instrumentedPlugin(checkout, log, options);
   const mock = startMockChat();
   const start = () =>
     startOpenCode({

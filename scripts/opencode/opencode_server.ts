@@ -53,16 +53,24 @@ export async function installedPlugin(dir: string, rev?: string): Promise<string
  * module that loads it with its hooks instrumented, and returns the module's `file://` URL:
  * after every `read` hook it appends one JSON line to `log`: the hook's wall time (`ms`), the
  * time a call of OpenCode's client was under way inside it (`fetchMs`: `session.messages`,
- * `session.get`), the answer's mode and the statistics of the plugin's session caches
- * (`OpenCodeSessionCache.stats`; none for a plugin older than the cache).
+ * `session.get`), the answer's mode, the read as the model waits for it (`totalMs`: from
+ * `tool.execute.before` to the end of `tool.execute.after`: OpenCode's read and both hooks) and
+ * the statistics of the plugin's session caches (`OpenCodeSessionCache.stats`; none for a plugin
+ * older than the cache). With `plain`, the plugin's hooks are left out (OpenCode's own read, timed
+ * the same way).
  */
-export async function instrumentedPlugin(checkout: string, log: string): Promise<string> {
-  const file = join(checkout, "instrumented_plugin.ts");
+export async function instrumentedPlugin(
+  checkout: string,
+  log: string,
+  options: { plain?: boolean } = {},
+): Promise<string> {
+  const file = join(checkout, options.plain ? "plain_plugin.ts" : "instrumented_plugin.ts");
   await Deno.writeTextFile(
     file,
     `import { appendFileSync } from "node:fs";
 import * as plugin from "./src/adapters/opencode/plugin.ts";
 const LOG = ${JSON.stringify(log)};
+const PLAIN = ${options.plain === true};
 export default {
   id: "readcache",
   server: async (input) => {
@@ -83,15 +91,27 @@ export default {
     const options = Cache === undefined ? {} : {
       sessionCache: (id) => { const c = new Cache(); caches.push({ id, c }); return c; },
     };
-    const hooks = await plugin.createReadcachePlugin(options)({ ...input, client });
-    const after = hooks["tool.execute.after"];
+    // PLAIN: OpenCode without the plugin (only the clock below)
+    const hooks = PLAIN ? {} : await plugin.createReadcachePlugin(options)({ ...input, client });
+    const noop = async () => {};
+    const before = hooks["tool.execute.before"] ?? noop;
+    const after = hooks["tool.execute.after"] ?? noop;
+    // a read as the model waits for it: from the call's start (before any hook) to its output
+    const started = new Map();
+    hooks["tool.execute.before"] = async (call, output) => {
+      if (call.tool === "read") started.set(call.callID, performance.now());
+      return before(call, output);
+    };
     hooks["tool.execute.after"] = async (call, output) => {
       if (call.tool !== "read") return after(call, output);
       fetchMs = 0;
       const t = performance.now();
       await after(call, output);
-      const ms = performance.now() - t;
-      appendFileSync(LOG, JSON.stringify({ ms, fetchMs, mode: output.metadata?.readcache?.mode,
+      const end = performance.now();
+      const t0 = started.get(call.callID);
+      started.delete(call.callID);
+      appendFileSync(LOG, JSON.stringify({ ms: end - t, fetchMs, mode: output.metadata?.readcache?.mode,
+        totalMs: t0 === undefined ? undefined : end - t0,
         session: call.sessionID,
         stats: caches.map(({ id, c }) => ({ session: id, ...structuredClone(c.stats) })) }) + "\\n");
     };
