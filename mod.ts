@@ -17,10 +17,12 @@
  *
  * const cache = createReadCache({ cwd: Deno.cwd(), store: "memory" });
  *
- * // the text to send the model: the cache's answer, or your own read where it hands the file back
+ * // the text to send the model: the cache's answer, or a word on a file it hands back (an image,
+ * // a FIFO or device, a file over the size cap: serve those your own way, never by reading a
+ * // FIFO blindly, which can wait forever)
  * async function read(path: string): Promise<string> {
  *   const r: ReadCacheResult = await cache.read({ path });
- *   return r.kind === "answer" ? r.text : await Deno.readTextFile(r.path);
+ *   return r.kind === "answer" ? r.text : `[${r.path} not read: ${r.reason}]`;
  * }
  *
  * await read("deno.json"); // the whole file, exactly as pi's read shows it

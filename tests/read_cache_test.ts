@@ -1,7 +1,7 @@
 // The one-call library API (createReadCache) as a user calls it, and the README's local-checkout
 // route (a `links` entry in the user's deno.json).
 import assert from "node:assert/strict";
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -248,5 +248,36 @@ Deno.test(
         },
       );
     }
+  }),
+);
+
+Deno.test(
+  "the README's library example, run where README.md is a FIFO, ends (it never reads a file the cache hands back)",
+  withCwd(async (cwd) => {
+    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+    const block = /```ts\n(import \{ createReadCache[\s\S]*?)```/.exec(readme)?.[1];
+    assert.ok(block !== undefined, "the README has the library example");
+    const mod = new URL("../mod.ts", import.meta.url).href;
+    writeFileSync(join(cwd, "example.ts"), block.replace(`"@readcache/core"`, JSON.stringify(mod)));
+    new Deno.Command("mkfifo", { args: [join(cwd, "README.md")] }).outputSync();
+    const child = new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        "--config",
+        fileURLToPath(new URL("../deno.json", import.meta.url)),
+        "--frozen",
+        "example.ts",
+      ],
+      cwd,
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    const out = await child.output();
+    clearTimeout(timer);
+    const stdout = new TextDecoder().decode(out.stdout);
+    assert.equal(out.code, 0, `${stdout}\n${new TextDecoder().decode(out.stderr)}`);
+    assert.match(stdout, /README\.md not read: not_a_regular_file\]/);
   }),
 );
