@@ -75,7 +75,7 @@ const COVERED: Record<string, Covered> = {
     holds: "npx readcache doctor",
     why: "the same package bin as `npx readcache doctor`, run below",
   },
-  'deno run -A jsr:@readcache/core/conformance scenario --cmd "python3 my_port.py"': {
+  'npx -y deno@2 run -A jsr:@readcache/core/conformance scenario --cmd "python3 my_port.py"': {
     by: "tests/conformance_kit_test.ts",
     holds: "my_port.py",
     why: "the kit test runs the README's Python port through the runner (JSR is not reachable)",
@@ -109,6 +109,13 @@ const COVERED: Record<string, Covered> = {
   },
 };
 
+/** This machine's PATH without any directory that holds a `deno` (a machine with Node only). */
+function withoutDeno(): string {
+  return (Deno.env.get("PATH") ?? "").split(":").filter((d) =>
+    d !== "" && !existsSync(join(d, "deno"))
+  ).join(":");
+}
+
 /** Runs a command line in `cwd` with a temporary HOME; returns its exit code and output. */
 async function sh(
   line: string,
@@ -123,7 +130,8 @@ async function sh(
       HOME: home,
       NO_COLOR: "1",
       DENO_NO_UPDATE_CHECK: "1",
-      PATH: `${join(Deno.execPath(), "..")}:${Deno.env.get("PATH") ?? ""}`,
+      // as on a machine with Node and no Deno: every README line must work so
+      PATH: withoutDeno(),
       // Deno's module cache of this machine (it lives under the real HOME by default)
       DENO_DIR: Deno.env.get("DENO_DIR") ?? join(homedir(), ".cache", "deno"),
       ...env,
@@ -137,22 +145,24 @@ async function sh(
 
 /** The commands run here, and what a user sees. */
 const RUN: Record<string, (home: string) => Promise<void>> = {
-  "deno task cli status --latest": async (home) => {
-    const r = await sh("deno task cli status --latest", root, home);
+  "npx -y deno@2 task cli status --latest": async (home) => {
+    const r = await sh("npx -y deno@2 task cli status --latest", root, home);
     // no pi session in a fresh HOME: it says so and what to pass (exit 2: nothing to read)
     assert.equal(r.code, 2, r.out);
     assert.match(r.out, /No pi session of .* pass that directory with --cwd DIR/);
   },
-  "deno install -g -A -n readcache cli/main.ts": async (home) => {
-    const r = await sh("deno install -g -A -n readcache cli/main.ts", root, home, {
-      DENO_INSTALL_ROOT: join(home, ".deno"),
+  "npm install -g /path/to/checkout": async (home) => {
+    const prefix = join(home, ".npm-global");
+    const r = await sh(`npm install -g --no-audit --no-fund "${root}"`, home, home, {
+      npm_config_prefix: prefix,
     });
     assert.equal(r.code, 0, r.out);
-    const bin = join(home, ".deno", "bin", "readcache");
-    assert.ok(existsSync(bin), r.out);
-    const help = await sh(`${bin} --help`, home, home);
-    assert.equal(help.code, 0, help.out);
-    assert.match(help.out, /status/);
+    // the installed command, run from another directory with no Deno on PATH
+    const status = await sh("readcache status --latest", home, home, {
+      PATH: `${join(prefix, "bin")}:${withoutDeno()}`,
+    });
+    assert.equal(status.code, 2, status.out);
+    assert.match(status.out, /No pi session of .* pass that directory with --cwd DIR/);
   },
   "cd ~/readcache && npx readcache claude install": async (home) => {
     const r = await sh("npx readcache claude install", root, home);
@@ -176,16 +186,16 @@ const RUN: Record<string, (home: string) => Promise<void>> = {
     assert.equal(r.code, 0, r.out);
     assert.match(r.out, /no problems found/);
   },
-  "deno run -A jsr:@readcache/core/conformance --help": async (home) => {
+  "npx -y deno@2 run -A jsr:@readcache/core/conformance --help": async (home) => {
     // JSR is not reachable here: the export it names, run from the checkout
     const exports = JSON.parse(readFileSync(join(root, "deno.json"), "utf8")).exports;
     assert.equal(exports["./conformance"], "./src/conformance/runner.ts");
-    const r = await sh("deno run -A src/conformance/runner.ts --help", root, home);
+    const r = await sh("npx -y deno@2 run -A src/conformance/runner.ts --help", root, home);
     assert.equal(r.code, 0, r.out);
     assert.match(r.out, /--cmd/);
   },
   "npx -y deno@2 task conformance --help": async (home) => {
-    const r = await sh("deno task conformance --help", root, home);
+    const r = await sh("npx -y deno@2 task conformance --help", root, home);
     assert.equal(r.code, 0, r.out);
     assert.match(r.out, /N passed, N failed/);
   },
