@@ -24,10 +24,12 @@ import { sessionReferences, storeTarget } from "./support/store_target.ts";
 import {
   aType,
   checkObject,
+  checkSavedReplay,
   listStoreDir,
   OBJECT_NAME,
   shellQuote,
   STALE_TMP_MS,
+  STATE_NAME,
   type StoreEntry,
   TMP_NAME,
   unsafeStoreDir,
@@ -112,6 +114,8 @@ export async function doctorCommand(options: DoctorOptions): Promise<number> {
   const referenced = { count: 0, bytes: 0 };
   const unreferenced = { count: 0, bytes: 0, paths: [] as string[] };
   const tmp = { stale: 0, recent: 0, bytes: 0 };
+  /** Saved replays (SPEC §6.5) in `state/`: usable ones, and those gc removes. */
+  const replays = { count: 0, bytes: 0, usable: 0, damaged: 0, outdated: 0, orphaned: 0 };
   let sessionInfo = { dir: "", files: 0, skipped: 0, unreadable: 0 };
   const noun = options.claude === true
     ? "Claude Code session"
@@ -132,7 +136,7 @@ export async function doctorCommand(options: DoctorOptions): Promise<number> {
     }
   }
   if (exists) {
-    for (const dir of [root, objectsDir, tmpDir]) {
+    for (const dir of [root, objectsDir, tmpDir, join(root, "state")]) {
       let st: Deno.FileInfo;
       try {
         st = await Deno.lstat(dir);
@@ -289,6 +293,37 @@ export async function doctorCommand(options: DoctorOptions): Promise<number> {
         );
       }
     }
+    const stateDir = join(root, "state");
+    for (const e of await listStoreDir(stateDir) ?? []) {
+      if (e.type !== "file" || !STATE_NAME.test(e.name)) {
+        note(
+          e.path,
+          `is not a saved replay of the read cache (${notOurs(e.type)}); the read cache ignores it`,
+          `move it out of ${shellQuote(stateDir)}`,
+        );
+        continue;
+      }
+      replays.count++;
+      replays.bytes += e.size;
+      const c = await checkSavedReplay(e.path, store.maxObjectBytes);
+      if (c.state === "usable") replays.usable++;
+      else if (c.state === "damaged") replays.damaged++;
+      else if (c.state === "outdated") replays.outdated++;
+      else if (c.state === "orphaned") replays.orphaned++;
+    }
+    const spent = replays.damaged + replays.outdated + replays.orphaned;
+    if (spent > 0) {
+      const why = [
+        replays.damaged > 0 ? `${replays.damaged} damaged` : "",
+        replays.outdated > 0 ? `${replays.outdated} of an older format` : "",
+        replays.orphaned > 0 ? `${replays.orphaned} of session files that are gone` : "",
+      ].filter((w) => w !== "").join(", ");
+      note(
+        stateDir,
+        `${plural(spent, "saved replay")} never used again (${why})`,
+        `${gcWith ?? "readcache gc"}   (with --dry-run it shows what it would remove)`,
+      );
+    }
     if (tmp.stale > 0) {
       note(
         tmpDir,
@@ -320,6 +355,7 @@ export async function doctorCommand(options: DoctorOptions): Promise<number> {
       referenced,
       unreferenced,
       tmp,
+      savedReplays: replays,
       sessions: sessionInfo,
       problems,
       notes,
@@ -356,6 +392,13 @@ export async function doctorCommand(options: DoctorOptions): Promise<number> {
         bytesInWords(referenced.bytes)
       }), ${unreferenced.count} not (${bytesInWords(unreferenced.bytes)})`,
     );
+    if (replays.count > 0) {
+      out.push(
+        `  ${plural(replays.count, "saved replay")} (${
+          bytesInWords(replays.bytes)
+        }; ${replays.usable} usable): where a session's replay was saved, so that pi starts fast`,
+      );
+    }
     if (tmp.recent > 0) out.push(`  ${plural(tmp.recent, "write")} in progress`);
   }
   if (problems.length > 0) {

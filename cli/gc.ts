@@ -9,7 +9,11 @@
  * - damaged objects (their bytes do not hash to their name: never usable);
  * - with `--max-bytes`, then the least recently referenced objects until the
  *   rest fits;
- * - temporary files older than one hour (interrupted writes).
+ * - temporary files older than one hour (interrupted writes);
+ * - saved replays (`state/`, SPEC §6.5) that are damaged, saved by another
+ *   format (never continued), or of a session file that is gone; with
+ *   `--max-age`, those not saved for that many days (a saved replay is a
+ *   cache: without it the next start walks the branch once).
  *
  * Objects written in the last hour are always kept (a running pi stores a
  * copy before the read that uses it reaches the session file). Safe while pi
@@ -40,9 +44,11 @@ import { sessionReferences, storeTarget } from "./support/store_target.ts";
 import {
   aType,
   checkObject,
+  checkSavedReplay,
   listStoreDir,
   OBJECT_NAME,
   STALE_TMP_MS,
+  STATE_NAME,
   type StoreEntry,
   TMP_NAME,
   unsafeStoreDir,
@@ -82,14 +88,45 @@ export interface GcOptions {
 export const GC_GRACE_MS: number = 60 * 60 * 1000;
 
 /** Why a file is removed. */
-type Why = "unreferenced" | "damaged" | "over_max_bytes" | "interrupted_write";
+type Why =
+  | "unreferenced"
+  | "damaged"
+  | "over_max_bytes"
+  | "interrupted_write"
+  | "replay_damaged"
+  | "replay_outdated"
+  | "replay_orphaned"
+  | "replay_old";
 
 const WHY_WORDS: Record<Why, string> = {
   unreferenced: "no session refers to it",
   damaged: "damaged (content does not match its name)",
   over_max_bytes: "least recently referenced, over --max-bytes",
   interrupted_write: "temporary file of an interrupted write",
+  replay_damaged: "saved replay, damaged (never read back)",
+  replay_outdated: "saved replay of an older format (never continued)",
+  replay_orphaned: "saved replay of a session file that is gone",
+  replay_old: "saved replay not saved again within --max-age",
 };
+
+/** The saved replays to remove (SPEC §6.5): damaged, outdated, orphaned, or older than `cutoff`. */
+async function staleReplays(
+  stateDir: string,
+  now: number,
+  cutoff: number,
+  cap: number,
+): Promise<{ entry: StoreEntry; why: Why }[]> {
+  const out: { entry: StoreEntry; why: Why }[] = [];
+  for (const e of await listStoreDir(stateDir) ?? []) {
+    if (e.type !== "file" || !STATE_NAME.test(e.name) || now - e.mtimeMs < GC_GRACE_MS) continue;
+    const c = await checkSavedReplay(e.path, cap);
+    if (c.state === "damaged") out.push({ entry: e, why: "replay_damaged" });
+    else if (c.state === "outdated") out.push({ entry: e, why: "replay_outdated" });
+    else if (c.state === "orphaned") out.push({ entry: e, why: "replay_orphaned" });
+    else if (c.state === "usable" && e.mtimeMs < cutoff) out.push({ entry: e, why: "replay_old" });
+  }
+  return out;
+}
 
 /**
  * Runs `readcache gc`; returns the exit code (1 when the store cannot be
@@ -186,6 +223,9 @@ export async function gcCommand(options: GcOptions): Promise<number> {
       remove.push({ entry: e, why: "interrupted_write" });
     }
   }
+  remove.push(
+    ...await staleReplays(join(store.root, "state"), now, cutoff, store.maxObjectBytes),
+  );
 
   const failed: { path: string; error: string }[] = [];
   const removed: typeof remove = [];
@@ -214,8 +254,10 @@ export async function gcCommand(options: GcOptions): Promise<number> {
   }
 
   const done = options.dryRun ? remove : removed;
-  const objectsGone = done.filter((r) => r.why !== "interrupted_write");
+  const isReplay = (r: { why: Why }) => r.why.startsWith("replay_");
+  const objectsGone = done.filter((r) => r.why !== "interrupted_write" && !isReplay(r));
   const tmpGone = done.filter((r) => r.why === "interrupted_write");
+  const replaysGone = done.filter(isReplay);
   const sum = (list: typeof remove) => list.reduce((n, r) => n + r.entry.size, 0);
   if (options.json) {
     printJson({
@@ -298,9 +340,9 @@ export async function gcCommand(options: GcOptions): Promise<number> {
     style.good(
       `${verb} ${plural(objectsGone.length, "stored copy", "stored copies")} (${
         bytesInWords(sum(objectsGone))
-      }) and ${plural(tmpGone.length, "temporary file")}; kept ${
-        plural(keep.length, "copy", "copies")
-      } (${bytesInWords(keptBytes)})`,
+      }), ${plural(tmpGone.length, "temporary file")} and ${
+        plural(replaysGone.length, "saved replay")
+      }; kept ${plural(keep.length, "copy", "copies")} (${bytesInWords(keptBytes)})`,
     ),
   );
   const recent = keep.filter((k) => k.recent).length;

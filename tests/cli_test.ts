@@ -1585,7 +1585,7 @@ Deno.test("plurals: doctor, gc and status with one of everything and with many",
       assertGrammar(dry.stdout, "gc --dry-run");
       assert.ok(
         dry.stdout.includes(
-          `would remove 0 stored copies (0 bytes) and ${n} temporary file${s}; kept ${
+          `would remove 0 stored copies (0 bytes), ${n} temporary file${s} and 0 saved replays; kept ${
             plural(objects.length, "copy", "copies")
           }`,
         ),
@@ -1860,4 +1860,64 @@ Deno.test("gc and doctor count as referred to the contents held stretches name (
   ] as never, 0);
   assert.deepEqual([...refs.keys()].sort(), [a, b, c]);
   assert.equal(refs.get(b), Date.parse("2026-01-03T00:00:00.000Z"));
+});
+
+Deno.test("gc removes saved replays that are damaged, of an older format or a gone session, and with --max-age old ones; doctor names them", async () => {
+  const w = await makeWorld();
+  try {
+    const state = join(w.work, ".pi/readcache/state");
+    await Deno.mkdir(state, { mode: 0o700 });
+    const old = new Date(Date.now() - 30 * 24 * HOUR);
+    const save = async (key: string, body: unknown, damaged = false) => {
+      const bytes = new TextEncoder().encode(JSON.stringify(body));
+      const header = damaged ? "0".repeat(64) : sha256(bytes);
+      const path = join(state, `${sha256(key)}.json`);
+      await Deno.writeTextFile(path, `${header}\n${new TextDecoder().decode(bytes)}`, {
+        mode: 0o600,
+      });
+      await Deno.utime(path, old, old);
+      return path;
+    };
+    const saved = (file: string, format: number) => ({
+      session: "s",
+      file,
+      home: "/home/me",
+      state: { format },
+    });
+    const usable = await save("usable", saved(w.readcache, 2));
+    const gone = await save("gone", saved(join(w.sessions, "deleted.jsonl"), 2));
+    const outdated = await save("outdated", saved(w.readcache, 1));
+    const damaged = await save("damaged", saved(w.readcache, 2), true);
+
+    const doctor = await cli(w, ["doctor"]);
+    assert.equal(doctor.code, 0, doctor.stdout);
+    assert.match(doctor.stdout, /4 saved replays \([^)]*; 1 usable\)/);
+    assert.match(
+      doctor.stdout,
+      /3 saved replays never used again \(1 damaged, 1 of an older format, 1 of session files that are gone\)/,
+    );
+
+    const gc = await cli(w, ["gc", "--json"]);
+    assert.equal(gc.code, 0, gc.stdout);
+    const removed = jsonOf<{ removed: { path: string; why: string }[] }>(gc).removed
+      .filter((r) => r.path.startsWith(state)).map((r) => [r.path, r.why]).sort();
+    assert.deepEqual(
+      removed,
+      [
+        [damaged, "replay_damaged"],
+        [gone, "replay_orphaned"],
+        [outdated, "replay_outdated"],
+      ].sort(),
+    );
+    assert.deepEqual([...Deno.readDirSync(state)].map((e) => join(state, e.name)), [usable]);
+
+    // a usable one not saved again within --max-age goes too (the next start walks the branch)
+    const aged = await cli(w, ["gc", "--max-age", "1"]);
+    assert.equal(aged.code, 0, aged.stdout);
+    assert.match(aged.stdout, /saved replay not saved again within --max-age/);
+    assert.match(aged.stdout, /and 1 saved replay; kept/);
+    assert.deepEqual([...Deno.readDirSync(state)], []);
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
 });

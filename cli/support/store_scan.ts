@@ -10,11 +10,14 @@ import { constants, type Stats } from "node:fs";
 import { type FileHandle, lstat, open, readdir, readlink } from "node:fs/promises";
 import { join } from "node:path";
 import { sha256Hex } from "../../src/core/hash.ts";
+import { REPLAY_STATE_FORMAT } from "../../src/core/replay_state.ts";
 
 /** File name of an object: `sha256-<64 hex>.txt` (the store's own pattern). */
 export const OBJECT_NAME: RegExp = /^sha256-([0-9a-f]{64})\.txt$/;
 /** File name of a temporary file of the store: `<pid>-<24 hex>.tmp`. */
 export const TMP_NAME: RegExp = /^[0-9]+-[0-9a-f]{24}\.tmp$/;
+/** File name of a saved replay in `state/`: `<64 hex>.json` (SPEC §6.5). */
+export const STATE_NAME: RegExp = /^[0-9a-f]{64}\.json$/;
 /** Temporary files older than this are leftovers of an interrupted write (the store's rule). */
 export const STALE_TMP_MS: number = 60 * 60 * 1000;
 
@@ -147,8 +150,77 @@ export async function checkObject(path: string, hash: string, cap: number): Prom
 }
 
 /**
- * Whether each directory from the project down to the store's `objects/` and
- * `tmp/` (under `.pi/`, `.opencode/` for the OpenCode plugin, `.claude/` for Claude Code) is
+ * What a saved replay in the store's `state/` is (SPEC §6.5): `usable` (its
+ * session file is there), `damaged` (its bytes do not match the checksum it
+ * starts with, or are not a saved replay), `outdated` (saved by another
+ * format of the replay: never continued), `orphaned` (its session file is
+ * gone), or it cannot be read.
+ *
+ * @example
+ * ```ts
+ * import type { SavedReplayCheck } from "./store_scan.ts";
+ * const c: SavedReplayCheck = { state: "orphaned", file: "/home/me/.pi/agent/sessions/s.jsonl" };
+ * ```
+ */
+export type SavedReplayCheck =
+  | { state: "usable" | "orphaned"; file: string }
+  | { state: "damaged" | "outdated" | "not_a_file" | "too_large" }
+  | { state: "unreadable"; why: string };
+
+/**
+ * Reads the saved replay at `path` (never through a link, never waiting on
+ * a FIFO) and says what it is.
+ *
+ * @example
+ * ```ts
+ * import { checkSavedReplay } from "./store_scan.ts";
+ * (await checkSavedReplay("/nonexistent/state/x.json", 1024)).state; // "unreadable"
+ * ```
+ */
+export async function checkSavedReplay(path: string, cap: number): Promise<SavedReplayCheck> {
+  let fh: FileHandle | undefined;
+  let bytes: Uint8Array;
+  try {
+    fh = await open(
+      path,
+      constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0),
+    );
+    const st = await fh.stat();
+    if (!st.isFile()) return { state: "not_a_file" };
+    if (st.size > cap + 65) return { state: "too_large" };
+    bytes = await fh.readFile();
+  } catch (e) {
+    const code = (e as { code?: string }).code;
+    if (code === "ELOOP") return { state: "not_a_file" };
+    return { state: "unreadable", why: code ?? (e instanceof Error ? e.message : String(e)) };
+  } finally {
+    await fh?.close().catch(() => {});
+  }
+  const cut = bytes.indexOf(0x0a);
+  const header = new TextDecoder().decode(bytes.subarray(0, Math.max(cut, 0)));
+  const body = bytes.subarray(cut + 1);
+  if (cut !== 64 || sha256Hex(body) !== header) return { state: "damaged" };
+  let saved: { file?: unknown; state?: { format?: unknown } };
+  try {
+    saved = JSON.parse(new TextDecoder().decode(body));
+  } catch {
+    return { state: "damaged" };
+  }
+  if (typeof saved?.file !== "string") return { state: "damaged" };
+  if (saved.state?.format !== REPLAY_STATE_FORMAT) return { state: "outdated" };
+  try {
+    await lstat(saved.file);
+    return { state: "usable", file: saved.file };
+  } catch (e) {
+    return (e as { code?: string }).code === "ENOENT"
+      ? { state: "orphaned", file: saved.file }
+      : { state: "usable", file: saved.file };
+  }
+}
+
+/**
+ * Whether each directory from the project down to the store's `objects/`,
+ * `tmp/` and `state/` (under `.pi/`, `.opencode/` for the OpenCode plugin, `.claude/` for Claude Code) is
  * a real directory (not a link): the first that is not, or
  * `undefined`. Missing directories below the first missing one are not
  * looked at.
@@ -168,6 +240,7 @@ export async function unsafeStoreDir(
     join(cwd, hostDir, "readcache"),
     join(cwd, hostDir, "readcache", "objects"),
     join(cwd, hostDir, "readcache", "tmp"),
+    join(cwd, hostDir, "readcache", "state"),
   ];
   for (const path of chain) {
     let st: Stats;
