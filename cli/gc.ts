@@ -15,6 +15,9 @@
  *   `--max-age`, those not saved for that many days (a saved replay is a
  *   cache: without it the next start walks the branch once).
  *
+ * When no session of the project is found (most likely the wrong directory),
+ * every object is kept.
+ *
  * Objects written in the last hour are always kept (a running pi stores a
  * copy before the read that uses it reaches the session file). Safe while pi
  * runs: a read whose base is gone is sent in full. Never follows a link: the
@@ -172,6 +175,9 @@ export async function gcCommand(options: GcOptions): Promise<number> {
   );
   const refs = found.refs;
   const blind = found.unreadable.length > 0;
+  // no session of the project at all: most likely the wrong directory, not a project whose
+  // sessions were all deleted; which copies are used cannot be told, so every one is kept
+  const none = found.sessions === 0 && !blind;
   const cutoff = options.maxAgeDays === undefined
     ? -Infinity
     : now - options.maxAgeDays * 24 * 60 * 60 * 1000;
@@ -196,7 +202,7 @@ export async function gcCommand(options: GcOptions): Promise<number> {
     }
     const ref = refs.get(m[1]);
     // a session file that cannot be read may refer to any copy: keep them all
-    if (recent || blind) keep.push({ entry: e, lastUse: Infinity, recent });
+    if (recent || blind || none) keep.push({ entry: e, lastUse: Infinity, recent });
     else if (ref !== undefined && ref >= cutoff) keep.push({ entry: e, lastUse: ref, recent });
     else remove.push({ entry: e, why: "unreferenced" });
   }
@@ -204,7 +210,7 @@ export async function gcCommand(options: GcOptions): Promise<number> {
 
   let keptBytes = keep.reduce((n, k) => n + k.entry.size, 0);
   let overBudget = false;
-  if (!blind && options.maxBytes !== undefined && keptBytes > options.maxBytes) {
+  if (!blind && !none && options.maxBytes !== undefined && keptBytes > options.maxBytes) {
     keep.sort((a, b) => b.lastUse - a.lastUse || b.entry.mtimeMs - a.entry.mtimeMs);
     let total = 0;
     const stay: typeof keep = [];
@@ -323,14 +329,20 @@ export async function gcCommand(options: GcOptions): Promise<number> {
         } out of ${found.where}, then run ${again} again`,
     );
   }
-  if (found.sessions === 0 && !blind) {
+  if (none) {
     out.push(
       style.warn(
-        "  no session of this project was found, so no stored copy is referred to " +
-          (options.opencode === true
-            ? "(run readcache in the directory OpenCode ran in, or pass it with --cwd DIR)"
-            : "(pass --sessions DIR if pi keeps its sessions elsewhere)"),
+        "  no session of this project was found, so which stored copies are still used cannot " +
+          "be told: every stored copy is kept (only damaged copies, leftovers of interrupted " +
+          "writes and spent saved replays count below)",
       ),
+      `  fix: ${
+        options.opencode === true
+          ? "run readcache in the directory OpenCode ran in, or pass it with --cwd DIR"
+          : options.claude === true
+          ? "run readcache in the directory Claude Code ran in, or pass it with --cwd DIR"
+          : "pass --sessions DIR if pi keeps its sessions elsewhere, or --cwd DIR for another project"
+      }`,
     );
   }
   for (const r of done) {

@@ -1921,3 +1921,29 @@ Deno.test("gc removes saved replays that are damaged, of an older format or a go
     await Deno.remove(w.root, { recursive: true });
   }
 });
+
+Deno.test("doctor and gc --sessions DIR look into the folders under DIR; gc that finds no session keeps every copy", async () => {
+  const w = await makeWorld();
+  try {
+    const old = new Date(Date.now() - 3 * HOUR);
+    const extra = await addObject(w, "nobody refers to this\n", old);
+    // pi's top sessions folder: one folder per project under it
+    const top = join(w.agent, "sessions");
+    const doctor = jsonOf<DoctorJson>(await cli(w, ["doctor", "--json", "--sessions", top]));
+    assert.equal(doctor.sessions.files, 2);
+    assert.deepEqual(doctor.unreferenced.paths, [extra]);
+    const gc = jsonOf<GcJson>(await cli(w, ["gc", "--dry-run", "--json", "--sessions", top]));
+    assert.deepEqual(gc.removed.map((r) => r.path), [extra]);
+
+    // a folder holding no session of this project: nothing can be told, nothing is removed
+    const empty = join(w.root, "empty-sessions");
+    await Deno.mkdir(empty);
+    const none = await cli(w, ["gc", "--sessions", empty]);
+    assert.equal(none.code, 0, none.stdout);
+    assert.match(none.stdout, /every stored copy is kept/);
+    assert.match(none.stdout, /removed 0 stored copies/);
+    await Deno.stat(extra); // still there
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});

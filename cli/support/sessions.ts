@@ -432,8 +432,11 @@ function headerOf(text: string): SessionHeader | undefined {
 }
 
 /**
- * The `.jsonl` files directly in `dir` (pi does not nest them), sorted by
- * name; `[]` when `dir` does not exist.
+ * The `.jsonl` files in `dir` and in the folders under it (pi keeps one
+ * folder per project under its sessions directory, so `--sessions` may name
+ * the top one), sorted by path; `[]` when `dir` does not exist. Links to
+ * folders are not followed; a folder under `dir` that cannot be read is
+ * added to `unreadable`, when given (its sessions are not known).
  *
  * @example
  * ```ts
@@ -441,14 +444,27 @@ function headerOf(text: string): SessionHeader | undefined {
  * await sessionFilesIn("/home/me/.pi/agent/sessions/--w--"); // ["/home/.../2026-..._id.jsonl"]
  * ```
  */
-export async function sessionFilesIn(dir: string): Promise<string[]> {
-  try {
-    const names = await readdir(dir, { withFileTypes: true });
-    return names.filter((e) => e.isFile() && e.name.endsWith(".jsonl"))
-      .map((e) => join(dir, e.name)).sort();
-  } catch {
-    return [];
-  }
+export async function sessionFilesIn(
+  dir: string,
+  unreadable?: { path: string; why: string }[],
+): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (at: string, top: boolean): Promise<void> => {
+    let entries;
+    try {
+      entries = await readdir(at, { withFileTypes: true });
+    } catch (e) {
+      if (!top) unreadable?.push({ path: at, why: permissionWords(e) });
+      return;
+    }
+    for (const e of entries) {
+      const p = join(at, e.name);
+      if (e.isFile() && e.name.endsWith(".jsonl")) out.push(p);
+      else if (e.isDirectory()) await walk(p, false);
+    }
+  };
+  await walk(dir, true);
+  return out.sort();
 }
 
 /** True when two directory names are the same directory. */
@@ -483,12 +499,19 @@ export async function sessionsOf(
   unreadable: { path: string; why: string }[];
 }> {
   const { dir } = await sessionDirFor(cwd, override);
-  const paths = await sessionFilesIn(dir);
-  const files: SessionFile[] = [];
   const unreadable: { path: string; why: string }[] = [];
+  const paths = await sessionFilesIn(dir, unreadable);
+  const files: SessionFile[] = [];
   let skipped = 0;
   for (const [i, p] of paths.entries()) {
     try {
+      // another project's session (a shared or top directory): only its header is read
+      const other = (await headerOfFile(p))?.cwd;
+      if (other !== undefined && !(await sameDir(other, cwd))) {
+        skipped++;
+        onFile?.(i + 1, paths.length);
+        continue;
+      }
       const s = await readSessionFile(p);
       if (s.header?.cwd !== undefined && await sameDir(s.header.cwd, cwd)) files.push(s);
       else skipped++;
