@@ -20,6 +20,15 @@ import type { ReadMode } from "../src/core/meta.ts";
 import { createReadCache, type ReadCache } from "../src/shell/read_cache.ts";
 import { seededRandom as rng } from "../scripts/seeded_random.ts";
 
+import { noArgsTask } from "../scripts/task_help.ts";
+
+noArgsTask(
+  "deno task bench:savings",
+  "Bytes the read cache serves against the bytes pi's plain read would serve, on fixed-seed\n" +
+    "simulated agent workloads (a mix, chunked reading, overlapping ranges, write-then-read, edits\n" +
+    "in a held range, the model's own edits), per workload and per mode. Deterministic.",
+);
+
 type Step =
   /** `afterEdit`: the re-read right after the model's own edit, the file being what it wrote. */
   | { op: "read"; path: string; offset?: number; limit?: number; afterEdit?: boolean }

@@ -111,7 +111,7 @@ async function predictNextRead(
       bytes: numbered(answer, 1 - answer.length),
       plainBytes,
     };
-    const m = d.mode === "diff" ? /^\[readcache: (\d+) lines changed/.exec(d.text) : null;
+    const m = d.mode === "diff" ? /^\[readcache: (\d+) lines? changed/.exec(d.text) : null;
     if (m) next.changedLines = Number(m[1]);
     return next;
   } catch (e) {

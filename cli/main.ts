@@ -105,7 +105,8 @@ export function parseCount(value: string): number {
 
 /**
  * Runs the command line `args` (without the program name) and returns the
- * exit code. Usage errors (commander's and ours) give 2, help and version 0.
+ * exit code. Usage errors (commander's and ours) give 2; help (`--help`,
+ * `help [COMMAND]`, or no arguments at all) and version 0.
  *
  * @example
  * ```ts ignore
@@ -388,14 +389,16 @@ Examples:
 
   try {
     if (args.length === 0) {
-      program.outputHelp({ error: true });
-      return EXIT_USAGE;
+      // nothing asked: what there is to ask (a help, not a usage error)
+      program.outputHelp();
+      return EXIT_OK;
     }
     await program.parseAsync(args, { from: "user" });
     return code;
   } catch (e) {
     if (e instanceof CommanderError) {
-      return e.code === "commander.helpDisplayed" || e.code === "commander.version"
+      // `--help`, `help` and `help COMMAND` show help; `--version` the version
+      return ["commander.helpDisplayed", "commander.help", "commander.version"].includes(e.code)
         ? EXIT_OK
         : EXIT_USAGE;
     }

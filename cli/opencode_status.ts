@@ -115,7 +115,7 @@ function withOpenCodeLines(part: HeldPart, totals: ReadonlyMap<string, number>):
 }
 
 const SHOWN_TOTAL =
-  /total (\d+) lines\)|Showing lines \d+-\d+ of (\d+)\.|^\[readcache: unchanged, (\d+) lines\]|^\[readcache: unchanged in lines \d+-\d+ of (\d+)\]|^\[readcache: \d+ lines changed (?:in lines \d+-\d+ )?of (\d+)\]/m;
+  /total (\d+) lines\)|Showing lines \d+-\d+ of (\d+)\.|^\[readcache: unchanged, (\d+) lines?\]|^\[readcache: unchanged in lines \d+-\d+ of (\d+)\]|^\[readcache: \d+ lines? changed (?:in lines \d+-\d+ )?of (\d+)\]/m;
 
 /**
  * OpenCode's line count of each file as the reads with read cache metadata
@@ -201,7 +201,7 @@ export async function predictOpenCodeNextRead(
     const answer = openCodeAnswerText(d, view);
     if (answer === undefined) return { mode: null, reason: "opencode_scope_differs", plainBytes };
     const next: NextRead = { mode: d.mode, reason: d.reason, bytes: utf8(answer), plainBytes };
-    const m = d.mode === "diff" ? /^\[readcache: (\d+) lines changed/.exec(answer) : null;
+    const m = d.mode === "diff" ? /^\[readcache: (\d+) lines? changed/.exec(answer) : null;
     if (m) next.changedLines = Number(m[1]);
     return next;
   } catch (e) {

@@ -796,11 +796,13 @@ const pad = (s: string, n: number) => s.length >= n ? s : s + " ".repeat(n - s.l
 const lpad = (s: string, n: number) => s.length >= n ? s : " ".repeat(n - s.length) + s;
 
 /**
- * Runs `readcache savings`; returns the exit code: 1 when no session file
- * was found, or when a file or directory found in a directory cannot be
- * read. A file or directory named on the command line that is missing,
- * cannot be read or is not a pi session file is a usage error (exit code
- * 2, thrown as `CliError`), as for `readcache status`.
+ * Runs `readcache savings`; returns the exit code: 2 when no session was
+ * found (nothing to measure: as `readcache status` says of a project without
+ * sessions, the user passes where they are), 1 when a file or directory
+ * found in a directory cannot be read. A file or directory named on the
+ * command line that is missing, cannot be read or is not a pi session file
+ * is a usage error (exit code 2, thrown as `CliError`), as for
+ * `readcache status`.
  *
  * @example
  * ```ts ignore
@@ -832,7 +834,7 @@ export async function savingsCommand(paths: string[], options: SavingsOptions): 
       throw new CliError(
         `No Claude Code transcripts at ${projects}: Claude Code has saved no session there. ` +
           "Set CLAUDE_CONFIG_DIR when Claude Code keeps its data elsewhere.",
-        EXIT_PROBLEM,
+        EXIT_USAGE,
       );
     }
   }
@@ -844,7 +846,7 @@ export async function savingsCommand(paths: string[], options: SavingsOptions): 
         `No pi sessions directory at ${roots[0]}: pi has saved no session there. Pass session ` +
           "files or directories, or set PI_CODING_AGENT_DIR (or PI_CODING_AGENT_SESSION_DIR) " +
           "when pi keeps its data elsewhere.",
-        EXIT_PROBLEM,
+        EXIT_USAGE,
       );
     }
   }
@@ -901,7 +903,7 @@ export async function savingsCommand(paths: string[], options: SavingsOptions): 
   );
   const totals = totalsOf(sessions);
   const top = topFiles(sessions, options.top);
-  const code = sessions.length === 0 || problems.length > 0 ? EXIT_PROBLEM : EXIT_OK;
+  const code = sessions.length === 0 ? EXIT_USAGE : problems.length > 0 ? EXIT_PROBLEM : EXIT_OK;
   if (options.html !== undefined) {
     try {
       await Deno.writeTextFile(options.html, savingsHtml(sessions, totals, top));

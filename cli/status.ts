@@ -87,7 +87,7 @@ export interface StatusOptions {
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
-const DIFF_HEADER = /^\[readcache: (\d+) lines changed of \d+\]/;
+const DIFF_HEADER = /^\[readcache: (\d+) lines? changed of \d+\]/;
 
 /**
  * How the next read of `part` would be answered now, computed read-only: the
@@ -212,12 +212,23 @@ export async function statusCommand(
     session = any.file;
     const header = session.header;
     let fallback = Deno.cwd();
-    if (header?.cwd !== undefined) {
+    if (header?.cwd !== undefined && options.cwd === undefined) {
+      let there = false;
       try {
-        if ((await Deno.stat(header.cwd)).isDirectory) fallback = header.cwd;
+        there = (await Deno.stat(header.cwd)).isDirectory;
       } catch {
-        // the session's directory is gone: the current directory, unless --cwd says otherwise
+        there = false;
       }
+      // the session's project is gone (moved, deleted): its paths would be read against another
+      // directory without a word, so ask where it is now
+      if (!there) {
+        throw new CliError(
+          `The project directory of ${session.path}, ${header.cwd}, is not there (moved or ` +
+            "deleted). Pass where the project is now with --cwd DIR.",
+          EXIT_USAGE,
+        );
+      }
+      fallback = header.cwd;
     }
     cwd = await projectDir(options.cwd, fallback);
   }

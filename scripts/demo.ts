@@ -8,6 +8,14 @@ import { join } from "node:path";
 import { renderBaselineRead } from "../src/core/baseline.ts";
 import { runScenario } from "../src/conformance/session_simulator.ts";
 import type { Scenario } from "../src/conformance/vector_schema.ts";
+import { noArgsTask } from "./task_help.ts";
+
+noArgsTask(
+  "deno task demo",
+  "A scripted session in a temporary directory: first read, repeat read, edit then read, range\n" +
+    "read, compaction, /tree navigation back, refresh. Prints each read's mode, the bytes served,\n" +
+    "the bytes a plain read would have served, and the total savings. Writes nothing else.",
+);
 
 const source = Array.from(
   { length: 300 },

@@ -13,7 +13,36 @@ import {
   TrustInputSchema,
 } from "../src/conformance/vector_schema.ts";
 
-const raw = JSON.parse(await new Response(Deno.stdin.readable).text());
+const HELP = `deno task port: the reference port (SPEC §10). It reads ONE vector's input as JSON on
+stdin (a scenario, or one layer case tagged with "layer") and prints ONE JSON result on stdout.
+The conformance runner starts it once per vector:
+
+  deno task conformance --cmd "deno task port"
+
+A port of your own is any command that does the same (README, "Port it").`;
+
+if (Deno.args.includes("--help") || Deno.args.includes("-h")) {
+  console.log(HELP);
+  Deno.exit(0);
+}
+if (Deno.args.length > 0) {
+  console.error(`deno task port: unknown argument ${Deno.args[0]}\n\n${HELP}`);
+  Deno.exit(2);
+}
+if (Deno.stdin.isTerminal()) {
+  console.error(`deno task port: give it a vector's input as JSON on stdin\n\n${HELP}`);
+  Deno.exit(2);
+}
+let raw;
+try {
+  raw = JSON.parse(await new Response(Deno.stdin.readable).text());
+} catch (e) {
+  console.error(
+    `deno task port: stdin is not one JSON value (${(e as Error).message}): give it one vector's ` +
+      "input, as the conformance runner does",
+  );
+  Deno.exit(2);
+}
 if (raw && typeof raw === "object" && "layer" in raw) {
   const schema = { path: PathInputSchema, range: RangeInputSchema, trust: TrustInputSchema }[
     String(raw.layer)

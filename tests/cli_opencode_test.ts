@@ -148,7 +148,7 @@ Deno.test("status on an OpenCode export: what the model holds in OpenCode's line
       "cache's, so the plugin leaves it alone",
       "    next read: an error: these lines are no longer in the file (OpenCode says the offset " +
       "is out of range)",
-      "    next read: only the changes, as a diff of 1 added or removed line (353 bytes instead " +
+      "    next read: only the changes, as a diff of 1 added or removed line (352 bytes instead " +
       "of 955 bytes)",
       '    next read: a short "unchanged" note: these lines are the same, the file changed ' +
       "elsewhere (69 bytes instead of 255 bytes)",

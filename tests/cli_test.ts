@@ -942,7 +942,6 @@ Deno.test("exit codes: usage errors 2, help 0 with an example for every command"
       cli(w, ["status", join(w.work, "notes.txt")]),
       cli(w, ["status", "--cwd", join(w.root, "nope")]),
       cli(w, ["nope"]),
-      cli(w, []),
       cli(w, ["savings", join(w.root, "missing")]),
       cli(w, ["savings", "--top", "0"]),
       cli(w, ["status", "--latest"], {}, w.root), // no session of that directory
@@ -962,9 +961,15 @@ Deno.test("exit codes: usage errors 2, help 0 with an example for every command"
     assert.match(runs[1].stderr, /either a session file or --latest/);
     assert.match(runs[2].stderr, /no such file\. Pass the path of a pi session file/);
     assert.match(runs[3].stderr, /is not a pi session file/);
-    assert.match(runs[9].stderr, /No pi session of .* in .*--/);
-    assert.match(runs[9].stderr, /pass that directory with --cwd DIR/);
-    assert.match(runs[10].stderr, /--sessions\) does not exist/);
+    assert.match(runs[8].stderr, /No pi session of .* in .*--/);
+    assert.match(runs[8].stderr, /pass that directory with --cwd DIR/);
+    assert.match(runs[9].stderr, /--sessions\) does not exist/);
+    // help is not a usage error: no arguments, `help` and `help COMMAND` print it and exit 0
+    for (const args of [[], ["help"], ["help", "status"]]) {
+      const h = await cli(w, args);
+      assert.equal(h.code, 0, `readcache ${args.join(" ")}: ${h.stderr}`);
+      assert.match(h.stdout, args.length === 2 ? /Usage: readcache status/ : /Usage: readcache /);
+    }
     for (const cmd of ["status", "doctor", "gc", "savings"]) {
       const h = await cli(w, [cmd, "--help"]);
       assert.equal(h.code, 0);
@@ -1037,18 +1042,21 @@ Deno.test("exit codes: files found in a directory: not sessions skipped, unreada
     await Deno.remove(join(w.sessions, "other.jsonl"));
     assert.match((await cli(w, ["savings"])).stdout, /\(1 file skipped: not a pi session file\)/);
 
-    // a directory named on the command line with no session in it: a problem, 1
+    // a directory named on the command line with no session in it: nothing to measure, 2 (as
+    // status says of a project without sessions), with what to pass
     const empty = join(w.root, "empty");
     await Deno.mkdir(empty);
     const none = await cli(w, ["savings", empty]);
-    assert.equal(none.code, 1, none.stdout + none.stderr);
+    assert.equal(none.code, 2, none.stdout + none.stderr);
     assert.match(none.stdout, /no pi session files found\. Pass session files or directories/);
     const noneJson = await cli(w, ["savings", empty, "--json"]);
-    assert.equal(noneJson.code, 1);
+    assert.equal(noneJson.code, 2);
+    const noStatus = await cli(w, ["status", "--latest", "--sessions", empty]);
+    assert.equal(noStatus.code, none.code, "status and savings agree on 'no sessions'");
 
-    // pi's sessions directory missing: 1, with what to do
+    // pi's sessions directory missing: 2, with what to do
     const gone = await cli(w, ["savings"], { PI_CODING_AGENT_DIR: join(w.root, "no-agent") });
-    assert.equal(gone.code, 1);
+    assert.equal(gone.code, 2);
     assert.match(gone.stderr, /No pi sessions directory at .*\. Pass session files/);
 
     // a session file found in a directory that cannot be read: a problem (1), the others counted;
@@ -1943,6 +1951,27 @@ Deno.test("doctor and gc --sessions DIR look into the folders under DIR; gc that
     assert.match(none.stdout, /every stored copy is kept/);
     assert.match(none.stdout, /removed 0 stored copies/);
     await Deno.stat(extra); // still there
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
+
+Deno.test("status of a session whose project directory is gone asks for --cwd instead of reading another directory", async () => {
+  const w = await makeWorld();
+  try {
+    const gone = join(w.root, "moved-away");
+    const text = (await Deno.readTextFile(w.readcache)).replaceAll(w.work, gone);
+    const file = join(w.root, "elsewhere.jsonl");
+    await Deno.writeTextFile(file, text);
+    const r = await cli(w, ["status", file]);
+    assert.equal(r.code, 2, r.stdout + r.stderr);
+    assert.match(
+      r.stderr,
+      /moved-away, is not there \(moved or deleted\)\. Pass where the project is now with --cwd DIR/,
+    );
+    const there = await cli(w, ["status", file, "--cwd", w.work]);
+    assert.notEqual(there.code, 2, there.stderr);
+    assert.match(there.stdout, /readcache status/);
   } finally {
     await Deno.remove(w.root, { recursive: true });
   }

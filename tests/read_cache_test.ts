@@ -241,8 +241,10 @@ Deno.test(
         (e: unknown) => {
           assert.ok(e instanceof ReadCacheError, `${path}: ${e}`);
           assert.equal(e.code, code, `${path}: ${e.message}`);
-          if (code === "FILE_NOT_FOUND" || code === "LINK_LOOP") {
+          if (code === "FILE_NOT_FOUND" || code === "LINK_LOOP" || code === "NOT_A_FILE") {
+            // as FileReadError's JSDoc says: the system's error as cause, the path resolved
             assert.ok(e instanceof FileReadError && e.cause instanceof Error, "the cause is kept");
+            assert.equal(e.path, join(cwd, path), `${path}: the path resolved`);
           }
           return true;
         },

@@ -344,7 +344,7 @@ export function checkCachedAnswer(
     s === window.start && e === window.end
       ? undefined
       : `answers lines ${s}-${e}, the read shows ${window.start}-${window.end}`;
-  let m = /^\[readcache: unchanged, (\d+) lines\]$/.exec(text);
+  let m = /^\[readcache: unchanged, (\d+) lines?\]$/.exec(text);
   if (m) {
     const t = Number(m[1]);
     if (t !== total) return `says ${t} lines, the file has ${total}`;
@@ -395,8 +395,8 @@ export function checkCachedAnswer(
     }
     return covers(parts[0].start, parts[parts.length - 1].end);
   }
-  const whole = /^\[readcache: (\d+) lines changed of (\d+)\]$/.exec(lines[0]);
-  const range = /^\[readcache: (\d+) lines changed in lines (\d+)-(\d+) of (\d+)\]$/.exec(lines[0]);
+  const whole = /^\[readcache: (\d+) lines? changed of (\d+)\]$/.exec(lines[0]);
+  const range = /^\[readcache: (\d+) lines? changed in lines (\d+)-(\d+) of (\d+)\]$/.exec(lines[0]);
   if ((!whole && !range) || !lines[1]?.startsWith("--- ") || !lines[2]?.startsWith("+++ ")) {
     return `not a marker or diff this check knows: ${JSON.stringify(text.slice(0, 80))}`;
   }

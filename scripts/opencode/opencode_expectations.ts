@@ -563,7 +563,7 @@ function translate(
     (end === view.end + 1 && !view.more && end === piTotal && text.endsWith("\n"));
   /** A marker or diff header of pi, with OpenCode's numbers; undefined when it says otherwise. */
   const marker = (m: string): string | undefined => {
-    let g = /^\[readcache: unchanged, (\d+) lines\]$/.exec(m);
+    let g = /^\[readcache: unchanged, (\d+) lines?\]$/.exec(m);
     if (g) return Number(g[1]) === piTotal ? unchangedMarker(view.fileLines) : undefined;
     g = /^\[readcache: unchanged in lines (\d+)-(\d+) of (\d+)\]$/.exec(m);
     if (g) {
@@ -577,9 +577,9 @@ function translate(
         ? unchangedRangeElsewhereMarker(view.start, view.end)
         : undefined;
     }
-    g = /^\[readcache: (\d+) lines changed of (\d+)\]$/.exec(m);
+    g = /^\[readcache: (\d+) lines? changed of (\d+)\]$/.exec(m);
     if (g) return Number(g[2]) === piTotal ? diffHeader(Number(g[1]), view.fileLines) : undefined;
-    g = /^\[readcache: (\d+) lines changed in lines (\d+)-(\d+) of (\d+)\]$/.exec(m);
+    g = /^\[readcache: (\d+) lines? changed in lines (\d+)-(\d+) of (\d+)\]$/.exec(m);
     if (g) {
       return Number(g[2]) === view.start && endOk(Number(g[3])) && Number(g[4]) === piTotal
         ? rangeDiffHeader(Number(g[1]), view.start, view.end, view.fileLines)

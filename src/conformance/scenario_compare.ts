@@ -196,7 +196,7 @@ function alternativeDiffProblems(
   } catch (e) {
     problems.push(`its patch does not parse (${e instanceof Error ? e.message : String(e)})`);
   }
-  const header = /^\[readcache: (0|[1-9]\d*) lines changed of (0|[1-9]\d*)\]$/.exec(lines[0]);
+  const header = /^\[readcache: (0|[1-9]\d*) lines? changed of (0|[1-9]\d*)\]$/.exec(lines[0]);
   if (!header) {
     problems.push(
       `first line ${JSON.stringify(lines[0])} is not "[readcache: <n> lines changed of <total>]"`,

@@ -6,8 +6,14 @@
  * @module
  */
 
+/** `n` with its noun: `1 line`, `2 lines` (a one-line file, an empty one, is `1 line`). */
+function lines(n: number): string {
+  return n === 1 ? "1 line" : `${n} lines`;
+}
+
 /**
- * Marker for an unchanged whole file.
+ * Marker for an unchanged whole file (`1 line` for a file of one line: an
+ * empty file is one empty line, SPEC §4.3).
  *
  * @example
  * ```ts
@@ -16,7 +22,7 @@
  * ```
  */
 export function unchangedMarker(totalLines: number): string {
-  return `[readcache: unchanged, ${totalLines} lines]`;
+  return `[readcache: unchanged, ${lines(totalLines)}]`;
 }
 
 /**
@@ -56,7 +62,7 @@ export function unchangedRangeElsewhereMarker(start: number, end: number): strin
  * ```
  */
 export function diffHeader(changedLines: number, totalLines: number): string {
-  return `[readcache: ${changedLines} lines changed of ${totalLines}]`;
+  return `[readcache: ${lines(changedLines)} changed of ${totalLines}]`;
 }
 
 /**
@@ -75,7 +81,7 @@ export function rangeDiffHeader(
   end: number,
   totalLines: number,
 ): string {
-  return `[readcache: ${changedLines} lines changed in lines ${start}-${end} of ${totalLines}]`;
+  return `[readcache: ${lines(changedLines)} changed in lines ${start}-${end} of ${totalLines}]`;
 }
 
 /**

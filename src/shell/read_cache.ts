@@ -215,7 +215,9 @@ export class ReadCache {
         config: this.#options.config,
       }, ctx?.signal);
     } catch (e) {
-      throw typedReadError(e, req.path);
+      // the path the system tried (resolved), where it says; else the one asked for
+      const tried = (e as { path?: unknown })?.path;
+      throw typedReadError(e, typeof tried === "string" ? tried : req.path);
     }
     const meta = served.decision.details.readcache;
     if (ctx !== undefined) {
@@ -233,11 +235,15 @@ export class ReadCache {
       served.delegate === "not_a_regular_file" &&
       statSync(path, { throwIfNoEntry: false })?.isDirectory()
     ) {
-      // pi's read fails on a directory too
+      // pi's read fails on a directory too; the cause is what reading it would have thrown
       throw new FileReadError(
         "NOT_A_FILE",
         path,
         `EISDIR: ${req.path} is a directory, not a file. Read a file inside it, or list it with ls.`,
+        Object.assign(new Error(`EISDIR: illegal operation on a directory, read '${path}'`), {
+          code: "EISDIR",
+          path,
+        }),
       );
     }
     if (served.delegate !== undefined) {

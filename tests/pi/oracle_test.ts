@@ -5,7 +5,7 @@
 // checked-in scenario vectors through the oracle, and the planted-bug harness
 // (every planted bug must give unsafe answers the unmodified code does not).
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname } from "node:path";
 import type { ScenarioOutput, StepResult } from "../../src/conformance/session_simulator.ts";
 import { type Scenario, ScenarioSchema } from "../../src/conformance/vector_schema.ts";
@@ -1950,5 +1950,10 @@ for (const bug of PLANTED_BUGS) {
           JSON.stringify(r.counts),
       );
     }
+    // the copy is gone, and so is .oracle-mutants/ (it held nothing else)
+    assert.ok(
+      !existsSync(new URL("../../.oracle-mutants", import.meta.url)),
+      ".oracle-mutants/ was left behind",
+    );
   });
 }

@@ -200,7 +200,7 @@ export function openCodeAnswerText(
         ? unchangedRangeElsewhereMarker(view.start, view.end)
         : unchangedRangeMarker(view.start, view.end, total);
     case "diff": {
-      const m = /^\[readcache: (\d+) lines changed[^\n]*/.exec(decision.text);
+      const m = /^\[readcache: (\d+) lines? changed[^\n]*/.exec(decision.text);
       if (m === null) return undefined;
       const changed = Number(m[1]);
       const meta = decision.details.readcache;

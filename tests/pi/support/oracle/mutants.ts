@@ -7,7 +7,7 @@
 // Adding a planted bug is one entry in PLANTED_BUGS:
 //   { name: "overlay-never-dropped", ports: ["reference", "pi"],
 //     file: "src/core/knowledge.ts", find: "<exact text>", replace: "<new text>" },
-import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readFile, rm, rmdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadPorts, type PortName, PORTS } from "./ports.ts";
@@ -287,7 +287,11 @@ export async function makeMutant(bug: PlantedBug, root: string = REPO_ROOT): Pro
   const parent = join(root, ".oracle-mutants");
   await mkdir(parent, { recursive: true });
   const dir = await mkdtemp(join(parent, `${bug.name}-`));
-  const cleanup = () => rm(dir, { recursive: true, force: true });
+  // the copy, then `.oracle-mutants/` itself once no other copy is in it (another run's stays)
+  const cleanup = async () => {
+    await rm(dir, { recursive: true, force: true });
+    await rmdir(parent).catch(() => {});
+  };
   try {
     await cp(join(root, "src"), join(dir, "src"), { recursive: true });
     await cp(join(root, "scripts"), join(dir, "scripts"), { recursive: true });

@@ -211,12 +211,12 @@ export function parsePartial(text: string): CachedAnswer | undefined {
   return { kind: "partial", total: Number(m[2]), held, shown, notice };
 }
 
-const UNCHANGED = /^\[readcache: unchanged, (\d+) lines\]$/;
+const UNCHANGED = /^\[readcache: unchanged, (\d+) lines?\]$/;
 const UNCHANGED_RANGE = /^\[readcache: unchanged in lines (\d+)-(\d+) of (\d+)\]$/;
 const UNCHANGED_OUTSIDE =
   /^\[readcache: unchanged in lines (\d+)-(\d+); changes exist outside this range\]$/;
-const DIFF_HEADER = /^\[readcache: (\d+) lines changed of (\d+)\]$/;
-const RANGE_DIFF_HEADER = /^\[readcache: (\d+) lines changed in lines (\d+)-(\d+) of (\d+)\]$/;
+const DIFF_HEADER = /^\[readcache: (\d+) lines? changed of (\d+)\]$/;
+const RANGE_DIFF_HEADER = /^\[readcache: (\d+) lines? changed in lines (\d+)-(\d+) of (\d+)\]$/;
 const HUNK_HEADER = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@$/;
 
 /** Parses a unified diff body (`--- a/..`, `+++ b/..`, hunks). */
@@ -444,7 +444,7 @@ export function openCodeTextAsPi(
     const rest = text.slice(first.length);
     const fixed = first
       .replace(
-        /^\[readcache: unchanged, (\d+) lines\]$/,
+        /^\[readcache: unchanged, (\d+) lines?\]$/,
         (_, t) => `[readcache: unchanged, ${+t + nl} lines]`,
       )
       .replace(
@@ -452,7 +452,7 @@ export function openCodeTextAsPi(
         (_, a, t) => `${a}${+t + nl}]`,
       )
       .replace(
-        /^(\[readcache: \d+ lines changed (?:in lines \d+-\d+ )?of )(\d+)\]$/,
+        /^(\[readcache: \d+ lines? changed (?:in lines \d+-\d+ )?of )(\d+)\]$/,
         (_, a, t) => `${a}${+t + nl}]`,
       );
     return fixed + rest;
