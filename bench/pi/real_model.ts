@@ -396,7 +396,9 @@ export function checkCachedAnswer(
     return covers(parts[0].start, parts[parts.length - 1].end);
   }
   const whole = /^\[readcache: (\d+) lines? changed of (\d+)\]$/.exec(lines[0]);
-  const range = /^\[readcache: (\d+) lines? changed in lines (\d+)-(\d+) of (\d+)\]$/.exec(lines[0]);
+  const range = /^\[readcache: (\d+) lines? changed in lines (\d+)-(\d+) of (\d+)\]$/.exec(
+    lines[0],
+  );
   if ((!whole && !range) || !lines[1]?.startsWith("--- ") || !lines[2]?.startsWith("+++ ")) {
     return `not a marker or diff this check knows: ${JSON.stringify(text.slice(0, 80))}`;
   }
