@@ -283,3 +283,16 @@ Deno.test(
     assert.match(stdout, /README\.md not read: not_a_regular_file\]/);
   }),
 );
+
+Deno.test(
+  "the default disk store is the library's own <cwd>/.readcache, not pi's .pi/readcache",
+  withCwd(async (cwd) => {
+    writeFileSync(join(cwd, "a.txt"), TEXT);
+    const cache = createReadCache({ cwd });
+    assert.equal((await cache.read({ path: "a.txt" })).mode, "full");
+    writeFileSync(join(cwd, "a.txt"), TEXT.replace("line 20:", "line twenty:"));
+    assert.equal((await cache.read({ path: "a.txt" })).mode, "diff");
+    assert.ok(Deno.statSync(join(cwd, ".readcache", "objects")).isDirectory);
+    assert.throws(() => Deno.statSync(join(cwd, ".pi")), Deno.errors.NotFound);
+  }),
+);

@@ -15,8 +15,12 @@
  */
 import { statSync } from "node:fs";
 import { homedir } from "node:os";
+import { join } from "node:path";
 import { FileReadError, ReadCacheError, type ReadCacheErrorCode } from "../core/errors.ts";
 import { FsObjectStore } from "../store/fs_object_store.ts";
+
+/** The library's own store directory, under the project (SPEC §9). */
+const LIBRARY_STORE_DIR = ".readcache";
 import type { DecisionConfig } from "../core/decision.ts";
 import { BranchKnowledge } from "../core/knowledge.ts";
 import type { ReadCacheMetaV1, ReadMode } from "../core/meta.ts";
@@ -41,8 +45,10 @@ export interface ReadCacheOptions {
   /** Home directory for `~`; default `os.homedir()`. */
   home?: string;
   /**
-   * Where diff bases live: `"disk"` (default, `<cwd>/.pi/readcache`, SPEC §9),
-   * `"memory"` (this process only), or your own store.
+   * Where diff bases live: `"disk"` (default, `<cwd>/.readcache`: the
+   * library's own, apart from the hosts' `.pi/`, `.opencode/` and `.claude/`
+   * stores; SPEC §9), `"memory"` (this process only), or your own store
+   * (`FsObjectStore.forCwd(cwd)` shares pi's).
    */
   store?: "disk" | "memory" | ObjectStore;
   /** Tunables (diff limits, sensitive patterns, size cap). */
@@ -177,7 +183,7 @@ export class ReadCache {
     this.#store = options.store === "memory"
       ? new MemoryObjectStore()
       : options.store === undefined || options.store === "disk"
-      ? FsObjectStore.forCwd(options.cwd)
+      ? new FsObjectStore(join(options.cwd, LIBRARY_STORE_DIR), { projectRoot: options.cwd })
       : options.store;
   }
 
