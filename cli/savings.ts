@@ -132,6 +132,11 @@ export interface FileSavings {
   wastedBytes: number;
   /** In sessions with the read cache: bytes it did not send (estimate). */
   savedBytes: number;
+  /**
+   * Reads of it in sessions that were not judged (recorded without the read cache and not
+   * replayed): they count as sent in full on both sides, which says nothing about waste.
+   */
+  notJudgedReads?: number;
 }
 
 /**
@@ -316,6 +321,7 @@ export function readCounter(
       f.readcacheBytes += rc;
       if (out.withReadcache) f.savedBytes += pi - rc;
       else f.wastedBytes += pi - rc;
+      if (out.notReplayed === true) f.notJudgedReads = (f.notJudgedReads ?? 0) + 1;
       out.piBytes += pi;
       out.readcacheBytes += rc;
     },
@@ -772,6 +778,9 @@ export function topFiles(sessions: readonly SessionSavings[], top: number): File
         m.piBytes += f.piBytes;
         m.readcacheBytes += f.readcacheBytes;
         m.wastedBytes += f.wastedBytes;
+        if (f.notJudgedReads !== undefined) {
+          m.notJudgedReads = (m.notJudgedReads ?? 0) + f.notJudgedReads;
+        }
         m.savedBytes += f.savedBytes;
       }
     }
@@ -1161,7 +1170,9 @@ function sessionTable(
       }  ${lpad(String(s.reads), 5)}  ${lpad(bytesInWords(s.piBytes), w)}  ${
         lpad(bytesInWords(s.readcacheBytes), 9)
       }  ${
-        share === undefined
+        s.notReplayed === true
+          ? "not judged (not replayed)"
+          : share === undefined
           ? "nothing sent"
           : `${bar(s.readcacheBytes, s.piBytes, width, color)} ${lessWords(share.saved)}`
       }`,
@@ -1318,21 +1329,21 @@ function fileTable(top: readonly FileSavings[], style: TextStyle): string[] {
   ];
   const w = Math.max(...top.map((f) => f.path.length), 4);
   out.push(
-    `  ${pad("file", w)}  ${lpad("reads", 5)}  ${lpad("repeats", 7)}  ${lpad("wasted", 9)}  ${
+    `  ${pad("file", w)}  ${lpad("reads", 5)}  ${lpad("repeats", 7)}  ${lpad("wasted", 10)}  ${
       lpad("saved", 9)
     }`,
   );
   for (const f of top) {
     out.push(
       `  ${pad(f.path, w)}  ${lpad(String(f.reads), 5)}  ${lpad(String(f.repeats), 7)}  ${
-        lpad(bytesInWords(f.wastedBytes), 9)
+        lpad(f.notJudgedReads === f.reads ? "not judged" : bytesInWords(f.wastedBytes), 10)
       }  ${lpad(bytesInWords(f.savedBytes), 9)}`,
     );
   }
   out.push(
     style.dim(
-      "  wasted: in sessions without readcache, what it would not have sent; " +
-        "saved: in sessions with it, what it did not send",
+      "  wasted: in sessions without readcache, what it would not have sent (not judged: read " +
+        "only in sessions that were not replayed); saved: in sessions with it, what it did not send",
     ),
   );
   return out;

@@ -117,7 +117,7 @@ export function savingsHtml(
   top: readonly FileSavings[],
 ): string {
   const sessionRows = sessions.map((s) => {
-    const share = shareWords(s);
+    const share = s.notReplayed === true ? { served: "-", saved: "not judged" } : shareWords(s);
     return `<tr class="session" data-mode="${modeOf(s)}"><td class="label" title="${
       escapeXml(s.file)
     }">${escapeXml(sessionLabel(s))}</td><td class="mode">${modeOf(s)}</td><td>${s.reads}</td><td>${
@@ -128,7 +128,7 @@ export function savingsHtml(
   }).join("\n");
   const fileRows = top.map((f) =>
     `<tr><td>${escapeXml(f.path)}</td><td>${f.reads}</td><td>${f.repeats}</td><td>${
-      escapeXml(bytesInWords(f.wastedBytes))
+      f.notJudgedReads === f.reads ? "not judged" : escapeXml(bytesInWords(f.wastedBytes))
     }</td><td>${escapeXml(bytesInWords(f.savedBytes))}</td></tr>`
   ).join("\n");
   const share = shareWords(totals);

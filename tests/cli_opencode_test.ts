@@ -523,3 +523,35 @@ Deno.test("gc --opencode without OpenCode's database removes no copy for being u
   assert.match(doctor.stdout, /is OpenCode's database and cannot be read \(it does not exist\)/);
   assert.doesNotMatch(doctor.stdout, /can be tidied/);
 });
+
+Deno.test("savings on an OpenCode session without the plugin: not judged, never '0 bytes wasted'", async () => {
+  const w = await makeWorld();
+  try {
+    // the same session as if recorded without the plugin: no readcache records anywhere
+    const strip = (v: unknown): unknown => {
+      if (Array.isArray(v)) return v.map(strip);
+      if (typeof v !== "object" || v === null) return v;
+      return Object.fromEntries(
+        Object.entries(v).filter(([k]) => k !== "readcache").map(([k, x]) => [k, strip(x)]),
+      );
+    };
+    const plain = join(w.root, "plain.json");
+    await Deno.writeTextFile(
+      plain,
+      JSON.stringify(strip(JSON.parse(await Deno.readTextFile(w.exportFile)))),
+    );
+    const r = await cli(w, ["savings", plain]);
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /off +6 .*not judged \(not replayed\)/);
+    const rows = linesStarting(r.stdout, `  ${w.app}`);
+    assert.ok(rows.length > 0, r.stdout);
+    for (const row of rows) assert.match(row, /not judged +0 bytes$/, row);
+    assert.doesNotMatch(
+      r.stdout,
+      /\d+ +\d+ +0 bytes +0 bytes/,
+      "a read it did not judge as no waste",
+    );
+  } finally {
+    await Deno.remove(w.root, { recursive: true });
+  }
+});
