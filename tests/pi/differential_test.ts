@@ -83,7 +83,7 @@ Deno.test("the reference port through --cmd: 20 random sessions, 0 differences",
 Deno.test("a planted difference is reported at its read, minimised, as a vector", async () => {
   await withMutant(
     "src/core/markers.ts",
-    "return `[readcache: unchanged, ${totalLines} lines]`;",
+    "return `[readcache: unchanged, ${lines(totalLines)}]`;",
     "return `[readcache: unchanged, ${totalLines} line(s)]`;",
     async (mutant, dir) => {
       const out = join(dir, "found.json");

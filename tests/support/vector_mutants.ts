@@ -782,6 +782,13 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     replace: "const MAX_PARTIAL_VIEWS = 15;",
   },
   {
+    name: "marker-one-lines",
+    rule: "SPEC §8.1: a count of one is written `1 line` (vector empty-file)",
+    file: "src/core/markers.ts",
+    find: 'return n === 1 ? "1 line" : `${n} lines`;',
+    replace: "return `${n} lines`;",
+  },
+  {
     name: "partial-marker-touching-apart",
     rule: "SPEC §8.4: held stretches that touch are listed as one in the marker",
     file: "src/core/markers.ts",
