@@ -87,7 +87,7 @@ import {
 import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, posix, relative, resolve, sep } from "node:path";
-import { runBashStep } from "../../src/conformance/session_simulator.ts";
+import { runBashStep, startsTurn } from "../../src/conformance/session_simulator.ts";
 import { renderOpenCodeRead, splitOpenCodeLines } from "../../src/adapters/opencode/baseline.ts";
 import { openCodePartialAnswer } from "../../src/adapters/opencode/answer.ts";
 import { DEFAULT_DECISION_CONFIG } from "../../src/core/decision.ts";
@@ -390,13 +390,16 @@ export function openCodeVector(vector: Scenario): OpenCodeVector {
   };
   const labels = new Map<string, { session: number; count: number; last?: number }>();
   const steps: ScenarioStep[] = [];
+  // a call step (a read, write, edit, command or search) starts a message as the runner makes
+  // them (SPEC §10): unless the call before it is still in flight
   const isCall = (s: ScenarioStep) =>
-    s.op === "read" || s.op === "writeTool" || s.op === "editTool";
+    s.op === "read" || s.op === "writeTool" || s.op === "editTool" || s.op === "bash" ||
+    s.op === "grep";
   const pathSyntax = (p: string) => p.startsWith("@") || p.startsWith("~");
   let grepped = false;
 
   vector.steps.forEach((s, i) => {
-    if (isCall(s) && startsTurnAt(vector.steps, i)) append();
+    if (isCall(s) && startsTurn(vector.steps, i)) append();
     switch (s.op) {
       case "read": {
         if (pathSyntax(s.path) || /:\d+(-\d+)?$/.test(s.path)) no("path-syntax", i);
@@ -438,8 +441,15 @@ export function openCodeVector(vector: Scenario): OpenCodeVector {
       case "writeTool":
         if (pathSyntax(s.path)) no("path-syntax", i);
         if (s.persist === "deferred") no("deferred", i);
-        // OpenCode's write keeps a BOM the file starts with; pi's writes the content as given
-        if (startsWithBom(fs.get(s.path) ?? new Uint8Array())) no("line-model", i);
+        // OpenCode's write keeps a BOM the file starts with and drops one the content starts
+        // with; pi's writes the content as given: that write is the step that does not apply (the
+        // reads after it stay checkable once it is gone)
+        if (
+          startsWithBom(fs.get(s.path) ?? new Uint8Array()) || s.content.startsWith("\uFEFF")
+        ) {
+          no("line-model", i);
+          break; // the step goes: the files stay as they were
+        }
         fs.set(s.path, new TextEncoder().encode(s.content)); // written even when not yet returned
         break;
       case "editTool": {
@@ -505,19 +515,6 @@ export function openCodeVector(vector: Scenario): OpenCodeVector {
   });
   if (Object.keys(reasons).length > 0) return { applies: false, reasons };
   return { applies: true, vector: { ...vector, steps } };
-}
-
-/** SPEC §10's turns: a call step starts one unless the previous call step was still in flight. */
-function startsTurnAt(steps: readonly ScenarioStep[], index: number): boolean {
-  const fileOps = new Set(["write", "remove", "symlink", "storeFault"]);
-  for (let i = index - 1; i >= 0; i--) {
-    const s = steps[i];
-    if (s.op === "read" || s.op === "writeTool" || s.op === "editTool") {
-      return s.persist === false;
-    }
-    if (!fileOps.has(s.op)) return true;
-  }
-  return true;
 }
 
 /** A read step's expectation in OpenCode's terms (reporting what cannot be). */

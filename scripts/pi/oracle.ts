@@ -142,9 +142,11 @@ function report(port: PortName, r: OracleResult, seconds: number): void {
   }
   if (PORTS[port].prepare !== undefined) {
     const by = Object.entries(r.dropped).map(([why, n]) => `${why} ${n}`).join(", ");
+    const total = Object.values(r.dropped).reduce((a, n) => a + n, 0);
     console.log(
-      `${r.sessionsWithDrops} of ${r.sessions} sessions lost steps the ${port} port cannot run ` +
-        `(dropped before running and checking: ${by || "none"})`,
+      `${r.sessionsWithDrops} of ${r.sessions} sessions lost steps the ${port} port cannot run; ` +
+        `${total} of ${r.steps} steps (${(100 * total / Math.max(r.steps, 1)).toFixed(1)}%) ` +
+        `dropped before running and checking: ${by || "none"}`,
     );
   }
   console.log(

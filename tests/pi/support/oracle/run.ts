@@ -112,6 +112,8 @@ export interface OracleResult extends AnswerCounts {
   dropped: Record<string, number>;
   /** Sessions that lost at least one step to `prepare`. */
   sessionsWithDrops: number;
+  /** Steps of the generated sessions, before `prepare` dropped any. */
+  steps: number;
 }
 
 /** The outcome of running one vector through a port. */
@@ -157,12 +159,14 @@ export async function runOracle(options: OracleOptions): Promise<OracleResult> {
     counterexamples: [],
     dropped: {},
     sessionsWithDrops: 0,
+    steps: 0,
   };
   const firstByCategory = new Map<string, number>();
   const only = options.only === undefined ? undefined : new Set(options.only);
   for (const [i, s] of samples.entries()) {
     if (only !== undefined && !only.has(i)) continue;
     const vector = compileSession(s, `oracle-${seedTag(seed)}-${i}`, options.generator);
+    result.steps += vector.steps.length;
     if (port.prepare !== undefined) {
       const { dropped } = port.prepare(vector);
       if (Object.keys(dropped).length > 0) result.sessionsWithDrops++;
