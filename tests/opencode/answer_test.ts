@@ -124,5 +124,5 @@ Deno.test("no range diff whose range takes in pi's empty line after the final li
   // the whole-file diff of the same change is given (whole texts: pi's empty line is no line)
   const whole = decide(now, view(now), undefined, before);
   assert.equal(whole.mode, "diff");
-  assert.match(openCodeAnswerText(whole, view(now))!, /^\[readcache: 1 lines changed of 45\]\n/);
+  assert.match(openCodeAnswerText(whole, view(now))!, /^\[readcache: 1 line changed of 45\]\n/);
 });

@@ -222,7 +222,7 @@ Deno.test({
         again.parts[1].state.output!,
         /^\[readcache: unchanged in lines 1-\d+ of 1000\]$/,
       );
-      check(again.parts[2], "unchanged", "[readcache: unchanged, 1 lines]");
+      check(again.parts[2], "unchanged", "[readcache: unchanged, 1 line]");
       const readTool = mock.requests.flatMap((r) => r.tools ?? [])
         .find((t) => t.function?.name === "read");
       assert.ok(
