@@ -129,6 +129,22 @@ export type ObjectCheck =
  * ```
  */
 export async function checkObject(path: string, hash: string, cap: number): Promise<ObjectCheck> {
+  const r = await readStoreFile(path, cap);
+  if (!(r instanceof Uint8Array)) return r;
+  return { state: sha256Hex(r) === hash ? "intact" : "damaged" };
+}
+
+/**
+ * The bytes of one file of the store, read without following a link and
+ * without blocking (a named pipe is no file of the store), when it is a
+ * regular file of at most `cap` bytes; else what it is. Never throws.
+ */
+async function readStoreFile(
+  path: string,
+  cap: number,
+): Promise<
+  Uint8Array | { state: "too_large" | "not_a_file" } | { state: "unreadable"; why: string }
+> {
   let fh: FileHandle | undefined;
   try {
     fh = await open(
@@ -138,8 +154,7 @@ export async function checkObject(path: string, hash: string, cap: number): Prom
     const st = await fh.stat();
     if (!st.isFile()) return { state: "not_a_file" };
     if (st.size > cap) return { state: "too_large" };
-    const bytes = await fh.readFile();
-    return { state: sha256Hex(bytes) === hash ? "intact" : "damaged" };
+    return await fh.readFile();
   } catch (e) {
     const code = (e as { code?: string }).code;
     if (code === "ELOOP") return { state: "not_a_file" };
@@ -178,24 +193,9 @@ export type SavedReplayCheck =
  * ```
  */
 export async function checkSavedReplay(path: string, cap: number): Promise<SavedReplayCheck> {
-  let fh: FileHandle | undefined;
-  let bytes: Uint8Array;
-  try {
-    fh = await open(
-      path,
-      constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0),
-    );
-    const st = await fh.stat();
-    if (!st.isFile()) return { state: "not_a_file" };
-    if (st.size > cap + 65) return { state: "too_large" };
-    bytes = await fh.readFile();
-  } catch (e) {
-    const code = (e as { code?: string }).code;
-    if (code === "ELOOP") return { state: "not_a_file" };
-    return { state: "unreadable", why: code ?? (e instanceof Error ? e.message : String(e)) };
-  } finally {
-    await fh?.close().catch(() => {});
-  }
+  // the replay's bytes after a SHA-256 line (64 hex digits and a line break)
+  const bytes = await readStoreFile(path, cap + 65);
+  if (!(bytes instanceof Uint8Array)) return bytes;
   const cut = bytes.indexOf(0x0a);
   const header = new TextDecoder().decode(bytes.subarray(0, Math.max(cut, 0)));
   const body = bytes.subarray(cut + 1);
