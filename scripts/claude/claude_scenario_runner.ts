@@ -42,7 +42,7 @@
  *
  * @module
  */
-import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import { join, relative, resolve } from "node:path";
 import {
   ClaudeCodeHost,
@@ -56,6 +56,7 @@ import {
   injectStoreFault,
   runBashStep,
   type ScenarioOutput,
+  searchedFiles,
   startsTurn,
   type StepResult,
   turnCallSteps,
@@ -178,21 +179,10 @@ export function claudeGrep(pattern: string, path: string | undefined, cwd: strin
   const re = new RegExp(pattern);
   const rows: string[] = [];
   const filenames: string[] = [];
-  const store = join(cwd, ".claude", "readcache");
-  const visit = (p: string, named: boolean): void => {
-    let st;
-    try {
-      st = named ? statSync(p) : lstatSync(p);
-    } catch {
-      return;
-    }
-    if (st.isDirectory()) {
-      if (p !== store) { for (const n of readdirSync(p).sort()) visit(join(p, n), false); }
-      return;
-    }
-    if (!st.isFile()) return;
+  // this port's store is left out
+  for (const p of searchedFiles(at, join(cwd, ".claude", "readcache"))) {
     const bytes = readFileSync(p);
-    if (bytes.includes(0)) return;
+    if (bytes.includes(0)) continue;
     const lines = new TextDecoder().decode(bytes).split("\n");
     if (lines.at(-1) === "") lines.pop();
     const before = rows.length;
@@ -200,8 +190,7 @@ export function claudeGrep(pattern: string, path: string | undefined, cwd: strin
       if (re.test(l)) rows.push(one ? `${i + 1}:${l}` : `${relative(cwd, p)}:${i + 1}:${l}`);
     });
     if (rows.length > before) filenames.push(p);
-  };
-  visit(at, true);
+  }
   const content = rows.join("\n");
   return {
     ok: true,

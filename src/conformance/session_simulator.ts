@@ -154,19 +154,7 @@ export function runGrepStep(pattern: string, path: string | undefined, cwd: stri
   } catch {
     return `Path not found: ${at}`;
   }
-  // the path searched is followed; a symbolic link met while walking is skipped (no --follow)
-  const visit = (p: string, named: boolean) => {
-    let st;
-    try {
-      st = named ? statSync(p) : lstatSync(p);
-    } catch {
-      return;
-    }
-    if (st.isDirectory()) {
-      for (const n of readdirSync(p).sort()) visit(join(p, n), false);
-      return;
-    }
-    if (!st.isFile()) return;
+  for (const p of searchedFiles(at)) {
     const shown = isFile ? basename(p) : relative(at, p);
     const lines = readFileSync(p, "utf8").replace(/\r\n/g, "\n").split("\n");
     lines.forEach((l, i) => {
@@ -176,9 +164,30 @@ export function runGrepStep(pattern: string, path: string | undefined, cwd: stri
         `${shown}:${i + 1}: ${text.length > 500 ? text.slice(0, 500) + "... [truncated]" : text}`,
       );
     });
+  }
+  return rows.length === 0 ? "No matches found" : rows.join("\n");
+}
+
+/**
+ * The regular files a search of `at` reads, in walking order: `at` itself
+ * followed when it is a link, a symbolic link met while walking skipped (no
+ * `--follow`), directories in name order, `skip` (a directory) left out.
+ */
+export function searchedFiles(at: string, skip?: string): string[] {
+  const out: string[] = [];
+  const visit = (p: string, named: boolean) => {
+    let st;
+    try {
+      st = named ? statSync(p) : lstatSync(p);
+    } catch {
+      return;
+    }
+    if (st.isDirectory()) {
+      if (p !== skip) { for (const n of readdirSync(p).sort()) visit(join(p, n), false); }
+    } else if (st.isFile()) out.push(p);
   };
   visit(at, true);
-  return rows.length === 0 ? "No matches found" : rows.join("\n");
+  return out;
 }
 
 /** The arguments the model sends with an `editTool` step, in the shape the step gives them. */
