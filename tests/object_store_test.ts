@@ -333,6 +333,7 @@ Deno.test("FsObjectStore: layout is <cwd>/.pi/readcache/objects/sha256-<hex>.txt
       ".pi",
       ".pi/readcache",
       ".pi/readcache/.gitignore",
+      ".pi/readcache/.ignore",
       ".pi/readcache/objects",
       `.pi/readcache/objects/sha256-${hash}.txt`,
       ".pi/readcache/tmp",

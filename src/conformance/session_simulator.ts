@@ -139,34 +139,64 @@ export function piBashOutput(command: string, cwd: string): string {
 /**
  * Runs a `grep` step as pi's grep tool shows it: each matching line of the
  * files under `path` (the cwd by default; hidden files included; a symbolic
- * link met while walking a directory skipped, the path searched followed) as
- * `path:N: text`, the path relative to the directory searched (the file's
- * name when a file was searched), carriage returns dropped, lines over 500
- * characters cut, at most 100 matches; `No matches found` when none.
+ * link met while walking a directory skipped, the path searched followed;
+ * the cache's store `<cwd>/.pi/readcache` left out, as ripgrep leaves it out
+ * for the store's `.ignore`) as `path:N: text`, the path relative to the
+ * directory searched (the file's name when a file was searched), carriage
+ * returns dropped, lines over 500 characters cut; at most 100 matches and
+ * 50 KB of whole rows, with pi's notices; `No matches found` when none.
  */
 export function runGrepStep(pattern: string, path: string | undefined, cwd: string): string {
   const at = resolve(cwd, path ?? ".");
   const re = new RegExp(pattern);
   const rows: string[] = [];
   let isFile = false;
+  let cutLines = false;
   try {
     isFile = statSync(at).isFile();
   } catch {
     return `Path not found: ${at}`;
   }
-  for (const p of searchedFiles(at)) {
+  for (const p of searchedFiles(at, join(cwd, ".pi", "readcache"))) {
     const shown = isFile ? basename(p) : relative(at, p);
     const lines = readFileSync(p, "utf8").replace(/\r\n/g, "\n").split("\n");
     lines.forEach((l, i) => {
-      if (rows.length >= 100 || !re.test(l)) return;
+      if (rows.length >= GREP_MATCH_LIMIT || !re.test(l)) return;
       const text = l.replace(/\r/g, "");
+      cutLines ||= text.length > 500;
       rows.push(
         `${shown}:${i + 1}: ${text.length > 500 ? text.slice(0, 500) + "... [truncated]" : text}`,
       );
     });
   }
-  return rows.length === 0 ? "No matches found" : rows.join("\n");
+  if (rows.length === 0) return "No matches found";
+  const notices: string[] = [];
+  if (rows.length >= GREP_MATCH_LIMIT) {
+    notices.push(
+      `${GREP_MATCH_LIMIT} matches limit reached. Use limit=${
+        GREP_MATCH_LIMIT * 2
+      } for more, or refine pattern`,
+    );
+  }
+  // pi keeps the whole rows that fit in 50 KB
+  let kept = 0;
+  let bytes = 0;
+  for (const row of rows) {
+    const b = new TextEncoder().encode(row).length + (kept > 0 ? 1 : 0);
+    if (bytes + b > 50 * 1024) break;
+    bytes += b;
+    kept++;
+  }
+  if (kept < rows.length) notices.push("50.0KB limit reached");
+  if (cutLines) {
+    notices.push("Some lines truncated to 500 chars. Use read tool to see full lines");
+  }
+  const text = rows.slice(0, kept).join("\n");
+  return notices.length === 0 ? text : `${text}\n\n[${notices.join(". ")}]`;
 }
+
+/** pi's grep stops at this many matches (its default `limit`). */
+const GREP_MATCH_LIMIT = 100;
 
 /**
  * The regular files a search of `at` reads, in walking order: `at` itself

@@ -868,11 +868,15 @@ function stretches(numbers: number[]): { start: number; end: number }[] {
   return out;
 }
 
+/** pi's grep prints a line of up to this many characters whole (a longer one is cut). */
+const GREP_TOOL_LINE_CHARS = 500;
+
 /**
  * The lines pi's `grep` tool printed (`path:N: text` for a match,
  * `path-N- text` around one), each with the path as printed (relative to
  * the directory searched, or the file's name when a file was searched).
- * Notices and lines of another shape are skipped.
+ * Notices, lines of another shape and rows over 500 characters (lines pi
+ * cut to 500 and `... [truncated]`, whatever the line holds) are skipped.
  *
  * @example
  * ```ts
@@ -885,7 +889,7 @@ export function grepToolLines(output: string): { path: string; line: number; tex
   const out: { path: string; line: number; text: string }[] = [];
   for (const row of output.split("\n")) {
     const m = /^(.+?)(?::([0-9]+): |-([0-9]+)- )(.*)$/.exec(row);
-    if (m === null) continue;
+    if (m === null || m[4].length > GREP_TOOL_LINE_CHARS) continue;
     out.push({ path: m[1], line: Number(m[2] ?? m[3]), text: m[4] });
   }
   return out;

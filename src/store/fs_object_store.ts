@@ -6,6 +6,8 @@
  * - `objects/sha256-<64 hex>.txt`: one file per object, holding the exact bytes
  * - `tmp/`: temporary files of writes in progress (`<pid>-<24 hex>.tmp`)
  * - `.gitignore`: `*`, so the store is never committed by accident
+ * - `.ignore`: `*`, so searches that honour it (ripgrep, and the search tools
+ *   of pi and OpenCode built on it) never print the store's copies of files
  *
  * A write goes to a fresh temporary file in `tmp/`, is fsynced, then atomically
  * renamed into `objects/`, so a reader (or another process) never sees a
@@ -560,7 +562,7 @@ export class FsObjectStore implements ObjectStore {
       }
       if (!this.#prepared) {
         this.#prepared = true;
-        await this.#writeGitignore();
+        await this.#writeIgnoreFiles();
         await this.#removeStaleTmp();
       }
       // an existing object is never rewritten (SPEC §9), so existence is enough
@@ -983,20 +985,25 @@ export class FsObjectStore implements ObjectStore {
     };
   }
 
-  /** Writes `.gitignore` (`*`) at the store root when there is none; never overwrites, never follows a link. */
-  async #writeGitignore(): Promise<void> {
-    let fh: FileHandle | undefined;
-    try {
-      fh = await open(
-        join(dirname(this.#objectsDir), ".gitignore"),
-        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW,
-        0o600,
-      );
-      await fh.writeFile("*\n");
-    } catch {
-      // EEXIST: the user's own file is kept; anything else: it is only a convenience
-    } finally {
-      await fh?.close().catch(() => {});
+  /**
+   * Writes `.gitignore` and `.ignore` (`*`) at the store root where they are
+   * missing; never overwrites, never follows a link.
+   */
+  async #writeIgnoreFiles(): Promise<void> {
+    for (const name of [".gitignore", ".ignore"]) {
+      let fh: FileHandle | undefined;
+      try {
+        fh = await open(
+          join(dirname(this.#objectsDir), name),
+          constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW,
+          0o600,
+        );
+        await fh.writeFile("*\n");
+      } catch {
+        // EEXIST: the user's own file is kept; anything else: it is only a convenience
+      } finally {
+        await fh?.close().catch(() => {});
+      }
     }
   }
 

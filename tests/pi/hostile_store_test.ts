@@ -596,7 +596,7 @@ Deno.test({
 
 Deno.test({
   name:
-    "hostile: a .gitignore with '*' is written at the store root; an existing one (or a link) is never overwritten; reads do not write it",
+    "hostile: a .gitignore and an .ignore (searches skip the store) with '*' are written at the store root; an existing one (or a link) is never overwritten; reads do not write them",
   ignore: !posix,
   fn: async () => {
     await withDirs(2, async (cwd, outside) => {
@@ -608,6 +608,7 @@ Deno.test({
       const bytes = enc("x\n");
       await store.put(sha256Hex(bytes), bytes);
       assert.equal(await readFile(gitignore, "utf8"), "*\n");
+      assert.equal(await readFile(join(store.root, ".ignore"), "utf8"), "*\n");
 
       await writeFile(gitignore, "# the user's own\nobjects/\n");
       const other = enc("y\n");

@@ -1484,7 +1484,7 @@ Deno.test("oracle file model: the commands it does not run change nothing when r
         }).sort(),
       );
     let views = 0;
-    for (const [i, s] of fc.sample(sessionArb(), { seed: SEED, numRuns: 30 }).entries()) {
+    for (const [i, s] of fc.sample(sessionArb(), { seed: SEED, numRuns: 40 }).entries()) {
       const v = compileSession(s, `oracle-${i}`);
       for (const st of v.steps) {
         if (st.op !== "bash" || !READ_ONLY_COMMAND.test(st.command)) continue;

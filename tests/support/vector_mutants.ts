@@ -542,6 +542,24 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     replace: "    const count = base.split(es[i].oldText).length - 1;",
   },
   {
+    name: "belief-counts-exact-matches",
+    rule:
+      "SPEC §5.9: a belief counts the edit's text in pi's normalised form of the model's view (pi's own edit unchanged)",
+    edits: [
+      {
+        file: "src/core/edit.ts",
+        find: "    const count = fuzzyBase.split(fuzzyForm(es[i].oldText)).length - 1;",
+        replace:
+          '    const count = path === "\\0belief" ? base.split(es[i].oldText).length - 1 : fuzzyBase.split(fuzzyForm(es[i].oldText)).length - 1;',
+      },
+      {
+        file: "src/core/edit.ts",
+        find: '  const m = matchAll(normalized, edits, "");',
+        replace: '  const m = matchAll(normalized, edits, "\\0belief");',
+      },
+    ],
+  },
+  {
     name: "edit-touched-ends-at-match-end",
     rule:
       "SPEC §5.9(3): the lines a replacement touches run to the line holding the first character after its match",
@@ -1019,6 +1037,30 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     replace: "      name: isAbsolute(r.path) ? r.path : resolve(deps.cwd, r.path),",
   },
   {
+    name: "grep-tool-cut-output-shows-nothing",
+    rule:
+      "SPEC §5.10: pi's grep output cut at its match limit still shows the rows it printed (each checked)",
+    file: "src/shell/tool_result.ts",
+    find: "  const rows = grepToolLines(out.output);",
+    replace:
+      "  const rows = /matches limit reached/.test(out.output) ? [] : grepToolLines(out.output);",
+  },
+  {
+    name: "grep-tool-rows-apart",
+    rule: "SPEC §5.10: touching rows of pi's grep are one shown stretch",
+    file: "src/core/shell_view.ts",
+    find: "    .map((r) => r.line);\n  return stretches(shown);",
+    replace: "    .map((r) => r.line);\n  return shown.map((n) => ({ start: n, end: n }));",
+  },
+  {
+    name: "grep-tool-cut-row-shows",
+    rule:
+      "SPEC §5.10: a row of pi's grep over 500 characters is a line pi cut and shows nothing, even where it equals the line",
+    file: "src/core/shell_view.ts",
+    find: "    if (m === null || m[4].length > GREP_TOOL_LINE_CHARS) continue;",
+    replace: "    if (m === null) continue;",
+  },
+  {
     name: "read-only-commands-opaque",
     rule:
       "SPEC §5.10: a command that only reads files changes none: reads of its message are trusted",
@@ -1163,6 +1205,14 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     file: "src/conformance/session_simulator.ts",
     find: "      st = named ? statSync(p) : lstatSync(p);\n",
     replace: "      st = statSync(p);\n",
+  },
+  {
+    name: "grep-step-searches-store",
+    rule:
+      "SPEC §10: a grep step leaves out the cache's store under the cwd (ripgrep honours its .ignore)",
+    file: "src/conformance/session_simulator.ts",
+    find: '  for (const p of searchedFiles(at, join(cwd, ".pi", "readcache"))) {',
+    replace: "  for (const p of searchedFiles(at)) {",
   },
   {
     name: "bash-output-keeps-leading-bom",

@@ -125,7 +125,9 @@ export type AEdit =
   /** The model's last edit of the file with one of its changes undone. */
   | { k: "partial"; i: number }
   /** The model's last edit of the file, then more on its first new line. */
-  | { k: "further"; w: number };
+  | { k: "further"; w: number }
+  /** The first line with a curly `it’s` changed (it no longer matches its ASCII twin). */
+  | { k: "uncurl" };
 
 /** One read. */
 export interface ARead {
@@ -164,9 +166,10 @@ export interface ARep {
    * `fuzzy` lines typed for pi's normalised match (ASCII quotes and dashes,
    * no trailing spaces, or a trailing space too many), `missing` text not in
    * the file, `dup` a word most lines have, `stale` a line of an earlier
-   * content.
+   * content, `twin` the ASCII `it's W` of a line whose curly twin `it’s W`
+   * is on the line before (pi counts them together once normalised).
    */
-  k: "exact" | "part" | "fuzzy" | "missing" | "dup" | "stale";
+  k: "exact" | "part" | "fuzzy" | "missing" | "dup" | "stale" | "twin";
   at: number;
   /** Lines of the old text. */
   n: number;
@@ -288,6 +291,12 @@ export interface AGrep {
   w: number;
   /** The pattern is a word of the file (else a word in no file). */
   present: boolean;
+  /**
+   * The pattern `[0-9]`: every numbered line, so rows that touch and, past
+   * 100 matches, output pi cuts (also when `present` with form 3 and an even
+   * word).
+   */
+  wide?: boolean;
   /** 0 no path (the cwd), 1 the file, 2 its directory. */
   where: number;
   form: number;
@@ -952,7 +961,7 @@ function editPattern(
 }
 
 /** The tool patterns (see {@linkcode toolPattern}). */
-const TOOL_PATTERN_COUNT = 12;
+const TOOL_PATTERN_COUNT = 14;
 
 /** A shell command that shows a file (a view form of {@linkcode BASH_FORMS}). */
 const viewBashArb = bashArb(fc.constant(true)).chain((b) =>
@@ -1163,6 +1172,34 @@ function toolPattern(
         rd(f, full),
         rd(f, win),
       ];
+    case 12: // changed outside; pi's grep of every numbered line (touching rows, cut past 100)
+      return [
+        rd(f, n < 2 ? full : win),
+        change(f, a, w),
+        { t: "grep", ...grep, f, w, present: true, wide: true },
+        ...(n % 2 === 1 ? [change(f, (a + 37) % 1000, w + 1)] : []),
+        rd(f, win),
+        rd(f, full),
+        ...(n === 3 ? [revert(f), rd(f, full)] : []),
+      ];
+    case 13: // the view holds `it’s W` and its ASCII twin; the curly one changed outside; an edit
+      // of `it's W` (pi finds it once; in the model's view it is there twice once normalised)
+      return [
+        rd(f, full),
+        ...(n < 3 ? [{ t: "edit" as const, f, e: { k: "uncurl" as const } }] : []),
+        {
+          t: "editTool",
+          ...call,
+          f,
+          shape: 0,
+          reps: [{ k: "twin", at: a, n: 1, add: 1, w, nl: false }],
+          seen: true,
+          persist: true,
+        },
+        rd(f, full),
+        ...(n % 2 === 0 ? [rd(f, win)] : [{ t: "edit" as const, f, e: { k: "unedit" as const } }]),
+        rd(f, full),
+      ];
     default: // a view after an own edit, the edit undone outside
       return [
         rd(f, full),
@@ -1347,6 +1384,8 @@ function smallContent(name: string, spec: SmallSpec): string {
         ? `${stem}${i} ${word}`
         : i % 6 === 2
         ? `${stem}${i} it\u2019s ${word}`
+        : i % 6 === 3
+        ? `${stem}${i} it's ${WORDS[(i - 1) % WORDS.length]}`
         : i % 9 === 4
         ? `${stem}${i} ${word}  `
         : i % 10 === 7
@@ -1617,6 +1656,12 @@ class Compiler {
     const pos = (a: number) => Math.min(lines.length - 1, Math.floor((a / 1000) * lines.length));
     const join = (ls: string[], withEol: boolean) => ls.join("\n") + (withEol ? "\n" : "");
     let out: string | Uint8Array;
+    if (e.k === "uncurl") {
+      const p = lines.findIndex((l) => l.includes("it\u2019s "));
+      if (p < 0) return this.edited(name, { k: "change", at: 500, w: 0, boundary: false });
+      lines[p] = lines[p].replace("it\u2019s ", "it\u2019s now ");
+      return new TextEncoder().encode(join(lines, eol));
+    }
     switch (e.k) {
       case "change": {
         const p = e.boundary && lines.length > 2005 ? 1995 + (e.at % 10) : pos(e.at);
@@ -1980,7 +2025,11 @@ class Compiler {
     const name = this.pickName(g.f);
     const step: ScenarioStep & { op: "grep" } = {
       op: "grep",
-      pattern: g.present ? this.wordIn(name, g.w, 500) : `zeta${g.w}`,
+      pattern: g.wide || (g.present && g.form === 3 && g.w % 2 === 0)
+        ? "[0-9]"
+        : g.present
+        ? this.wordIn(name, g.w, 500)
+        : `zeta${g.w}`,
     };
     const dir = name.includes("/") ? name.slice(0, name.lastIndexOf("/")) : ".";
     if (g.where === 1) step.path = shellPath(name, g.form);
@@ -2045,6 +2094,13 @@ class Compiler {
         oldText = ` ${WORDS[r.w]}`;
         newText = ` ${WORDS[(r.w + 1) % WORDS.length]}`;
         break;
+      case "twin": {
+        const line = all.find((l) => l.includes("it's "));
+        oldText = line === undefined
+          ? `${stem} twin ${WORDS[r.w]} is not in the file`
+          : line.slice(line.indexOf("it's ")).replace(/\r$/, "");
+        break;
+      }
       case "stale": {
         const h = this.history.get(this.fs.resolveFile(name) ?? name) ?? [];
         const old = h.length === 0 ? undefined : fileText(h[r.at % h.length]).text.split("\n")[p];

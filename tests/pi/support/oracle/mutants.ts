@@ -221,6 +221,7 @@ export const PLANTED_BUGS: PlantedBug[] = [
   {
     name: "sed-range-view-recorded-as-whole-file",
     ports: ["reference", "pi"],
+    seed: 3,
     file: "src/core/shell_view.ts",
     find: `        ? [{ start: shape.start, end: shape.end > total ? TO_END : last }]\n`,
     replace: `        ? [{ start: 1, end: TO_END }]\n`,
