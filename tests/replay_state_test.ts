@@ -409,10 +409,12 @@ const RULE_FILES = [
 // decided when it is asked for, never by replay).
 // Format 2: pi's branch goes through the host-neutral call mapping (src/core/host_calls.ts); a
 // failed write is no proof and now leaves its file unknown like any write that is not proof (SPEC
-// §5.8), as on OpenCode and Claude Code.
+// §5.8), as on OpenCode and Claude Code. Still format 2 (issue 41): grepToolLines skips rows of
+// pi's grep over 500 characters and grepShownLines is unchanged; both decide a grep result's
+// record when it comes back, never replay.
 const PINNED: Record<number, string> = {
   1: "3278955fee1383a2fabde5572ba69970f83f1a9be2e45725b096cc5367377b27",
-  2: "8ca624e1b440d2acc065e96d4d3ec26d3094217ac01a262d532993914c8fc3f4",
+  2: "29d30b32a36c47c10f21bbe77ae407fa8f2a1c0c2b1592b79c587fc056a724e0",
 };
 
 Deno.test("the saved replay's format changes with the rules it depends on", () => {
