@@ -2,12 +2,14 @@
  * The OpenCode plugin: context-safe read caching for OpenCode's own `read`
  * tool, backed by `@readcache/core`. Tested with OpenCode 1.18.33.
  *
- * Load it from `opencode.json` (`"plugin": ["file:///path/to/checkout/src/adapters/opencode/plugin.ts"]`)
- * or from a file in `.opencode/plugin/` that re-exports it:
+ * Load it through `load.ts` (`"plugin": ["file:///path/to/checkout/src/adapters/opencode/load.ts"]`
+ * in `opencode.json`), which imports only `node:` modules and reports a
+ * failed import of this file (no `npm install`) instead of OpenCode's silent
+ * skip; or from a file in `.opencode/plugin/` that re-exports it:
  *
  * ```ts ignore
  * // .opencode/plugin/readcache.ts
- * export { default } from "/path/to/checkout/src/adapters/opencode/plugin.ts";
+ * export { default } from "/path/to/checkout/src/adapters/opencode/load.ts";
  * ```
  *
  * OpenCode's `read` runs as always (permissions, directories, images,
