@@ -315,6 +315,13 @@ export interface ReadcacheExtensionOptions {
    */
   saveReplayEvery?: number;
   /**
+   * After saving a replay, continue from it (what a cold start would load)
+   * instead of the knowledge that synced every entry, so a long-lived
+   * instance holds memory in proportion to the files, not the session
+   * (default true; a move to before the save then replays as a cold start).
+   */
+  compactAfterSave?: boolean;
+  /**
    * How long before a tool call starts a change of a held file leaves it
    * possibly changed again unseen (SPEC §5.10, printed while changing);
    * default 50 ms with sub-second file times, 3 s without. Only a replay of
@@ -440,13 +447,22 @@ class ReadcacheRuntime {
       savedSize: number;
       /** A read was answered with this knowledge already: the next may save (a cold one never). */
       warm: boolean;
+      /**
+       * A replay was saved since this knowledge was made: the next read continues from it
+       * instead ({@linkcode ReadcacheRuntime.compact}).
+       */
+      compactDue: boolean;
     }
   >();
   #queue: Promise<unknown> = Promise.resolve();
   /** Bases of files outside the project: this process only (SPEC §13.2). */
   readonly volatileStore: MemoryObjectStore = new MemoryObjectStore();
 
-  constructor(readonly home: () => string, readonly saveEvery: number) {}
+  constructor(
+    readonly home: () => string,
+    readonly saveEvery: number,
+    readonly compactAfterSave: boolean,
+  ) {}
 
   /** Whose replay the session's saved replay is, if it may have one (a file-backed session). */
   #owner(ctx: PiContextLike): SavedReplayOwner | undefined {
@@ -479,6 +495,31 @@ class ReadcacheRuntime {
       convert: new PiBranchConverter(callResolvers(deps)),
       savedSize: knowledge.size,
       warm: false,
+      compactDue: false,
+    });
+  }
+
+  /**
+   * A long-lived instance holds only what a cold start would (SPEC §6.5):
+   * once a replay was saved, the next read that has no read of its own in
+   * flight continues from the saved replay instead of the knowledge that
+   * synced every entry, so the memory an instance keeps grows with the
+   * files the model holds, not with the session. A move of the leaf to
+   * before the save then replays from the latest compaction, as a cold start
+   * does. Call before {@linkcode ReadcacheRuntime.knowledgeFor}.
+   */
+  compact(ctx: PiContextLike, store: ObjectStore): Promise<void> | undefined {
+    const s = this.#sessions.get(ctx.sessionManager.getSessionId());
+    if (s === undefined || !s.compactDue) return undefined;
+    const owner = this.#owner(ctx);
+    // the reads answered before are on the branch by now: the overlay must be empty
+    if (owner === undefined || this.knowledgeFor(ctx).inFlight.length > 0) return undefined;
+    s.compactDue = false;
+    const live = s.knowledge;
+    return loadSavedReplay(store, owner).then((saved) => {
+      if (saved === undefined || s.knowledge !== live || live.inFlight.length > 0) return;
+      s.knowledge = saved;
+      s.savedSize = saved.size;
     });
   }
 
@@ -501,7 +542,10 @@ class ReadcacheRuntime {
     const owner = this.#owner(ctx);
     if (owner === undefined) return undefined;
     return saveReplay(store, owner, s.knowledge).then((saved) => {
-      if (saved) s.savedSize = size;
+      if (saved) {
+        s.savedSize = size;
+        s.compactDue = this.compactAfterSave;
+      }
     });
   }
 
@@ -515,6 +559,7 @@ class ReadcacheRuntime {
         convert: new PiBranchConverter(callResolvers(deps)),
         savedSize: 0,
         warm: false,
+        compactDue: false,
       };
       this.#sessions.set(id, s);
     }
@@ -574,7 +619,11 @@ export function createReadcacheExtension(
   const now = options.now ?? Date.now;
 
   return (pi: PiExtensionHost): void => {
-    const rt = new ReadcacheRuntime(home, options.saveReplayEvery ?? SAVE_REPLAY_EVERY);
+    const rt = new ReadcacheRuntime(
+      home,
+      options.saveReplayEvery ?? SAVE_REPLAY_EVERY,
+      options.compactAfterSave ?? true,
+    );
 
     const builtinRead = (
       toolCallId: string,
@@ -614,7 +663,7 @@ export function createReadcacheExtension(
           if (signal?.aborted) throw aborted();
           const req = parseRequest(params);
           const store = storeFor(ctx.cwd);
-          const restoring = rt.restore(ctx, store);
+          const restoring = rt.restore(ctx, store) ?? rt.compact(ctx, store);
           if (restoring !== undefined) await restoring;
           const knowledge = rt.knowledgeFor(ctx);
           let served;
