@@ -168,7 +168,12 @@ function claudeEdit(path: string, oldText: string, newText: string): Outcome {
  * the cwd) otherwise; every match, no cut. A path that does not exist fails
  * the call.
  */
-export function claudeGrep(pattern: string, path: string | undefined, cwd: string): Outcome {
+export function claudeGrep(
+  pattern: string,
+  path: string | undefined,
+  cwd: string,
+  storeRoot: string,
+): Outcome {
   const at = resolve(cwd, path ?? ".");
   let one: boolean;
   try {
@@ -180,7 +185,7 @@ export function claudeGrep(pattern: string, path: string | undefined, cwd: strin
   const rows: string[] = [];
   const filenames: string[] = [];
   // this port's store is left out
-  for (const p of searchedFiles(at, join(cwd, ".claude", "readcache"))) {
+  for (const p of searchedFiles(at, storeRoot)) {
     const bytes = readFileSync(p);
     if (bytes.includes(0)) continue;
     const lines = new TextDecoder().decode(bytes).split("\n");
@@ -418,7 +423,7 @@ export async function runScenarioOnClaude(
         });
         return;
       case "grep":
-        await call(index, s, () => claudeGrep(s.pattern, s.path, cwd));
+        await call(index, s, () => claudeGrep(s.pattern, s.path, cwd, objects.root));
         return;
       case "cutMessage":
       case "invalidate":

@@ -140,13 +140,18 @@ export function piBashOutput(command: string, cwd: string): string {
  * Runs a `grep` step as pi's grep tool shows it: each matching line of the
  * files under `path` (the cwd by default; hidden files included; a symbolic
  * link met while walking a directory skipped, the path searched followed;
- * the cache's store `<cwd>/.pi/readcache` left out, as ripgrep leaves it out
- * for the store's `.ignore`) as `path:N: text`, the path relative to the
+ * the cache's store `storeRoot` left out, as ripgrep leaves it out for the
+ * store's `.ignore`) as `path:N: text`, the path relative to the
  * directory searched (the file's name when a file was searched), carriage
  * returns dropped, lines over 500 characters cut; at most 100 matches and
  * 50 KB of whole rows, with pi's notices; `No matches found` when none.
  */
-export function runGrepStep(pattern: string, path: string | undefined, cwd: string): string {
+export function runGrepStep(
+  pattern: string,
+  path: string | undefined,
+  cwd: string,
+  storeRoot: string,
+): string {
   const at = resolve(cwd, path ?? ".");
   const re = new RegExp(pattern);
   const rows: string[] = [];
@@ -157,7 +162,7 @@ export function runGrepStep(pattern: string, path: string | undefined, cwd: stri
   } catch {
     return `Path not found: ${at}`;
   }
-  for (const p of searchedFiles(at, join(cwd, ".pi", "readcache"))) {
+  for (const p of searchedFiles(at, storeRoot)) {
     const shown = isFile ? basename(p) : relative(at, p);
     const lines = readFileSync(p, "utf8").replace(/\r\n/g, "\n").split("\n");
     lines.forEach((l, i) => {
@@ -179,10 +184,11 @@ export function runGrepStep(pattern: string, path: string | undefined, cwd: stri
     );
   }
   // pi keeps the whole rows that fit in 50 KB
+  const encoder = new TextEncoder();
   let kept = 0;
   let bytes = 0;
   for (const row of rows) {
-    const b = new TextEncoder().encode(row).length + (kept > 0 ? 1 : 0);
+    const b = encoder.encode(row).length + (kept > 0 ? 1 : 0);
     if (bytes + b > 50 * 1024) break;
     bytes += b;
     kept++;
@@ -593,7 +599,7 @@ export async function runScenario(
           : {
             kind: "grep" as const,
             path: step.path,
-            output: runGrepStep(step.pattern, step.path, cwd),
+            output: runGrepStep(step.pattern, step.path, cwd, store.root),
           };
         // when the result comes back (pi's tool_result): what differs from the model's view,
         // and what the output showed (the branch is as the call found it: synced above)

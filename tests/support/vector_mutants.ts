@@ -1211,7 +1211,7 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     rule:
       "SPEC §10: a grep step leaves out the cache's store under the cwd (ripgrep honours its .ignore)",
     file: "src/conformance/session_simulator.ts",
-    find: '  for (const p of searchedFiles(at, join(cwd, ".pi", "readcache"))) {',
+    find: "  for (const p of searchedFiles(at, storeRoot)) {",
     replace: "  for (const p of searchedFiles(at)) {",
   },
   {

@@ -1656,12 +1656,6 @@ class Compiler {
     const pos = (a: number) => Math.min(lines.length - 1, Math.floor((a / 1000) * lines.length));
     const join = (ls: string[], withEol: boolean) => ls.join("\n") + (withEol ? "\n" : "");
     let out: string | Uint8Array;
-    if (e.k === "uncurl") {
-      const p = lines.findIndex((l) => l.includes("it\u2019s "));
-      if (p < 0) return this.edited(name, { k: "change", at: 500, w: 0, boundary: false });
-      lines[p] = lines[p].replace("it\u2019s ", "it\u2019s now ");
-      return new TextEncoder().encode(join(lines, eol));
-    }
     switch (e.k) {
       case "change": {
         const p = e.boundary && lines.length > 2005 ? 1995 + (e.at % 10) : pos(e.at);
@@ -1688,6 +1682,13 @@ class Compiler {
       case "eol":
         out = join(lines, !eol);
         break;
+      case "uncurl": {
+        const p = lines.findIndex((l) => l.includes("it\u2019s "));
+        if (p < 0) return this.edited(name, { k: "change", at: 500, w: 0, boundary: false });
+        lines[p] = lines[p].replace("it\u2019s ", "it\u2019s now ");
+        out = join(lines, eol);
+        break;
+      }
       case "binary": {
         const p = pos(e.at);
         const before = new TextEncoder().encode(join(lines.slice(0, p), true));
