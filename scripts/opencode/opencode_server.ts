@@ -15,11 +15,16 @@ export const PLUGIN_URL: string = pathToFileURL(join(REPO, "src/adapters/opencod
 /**
  * The plugin as an OpenCode user installs it (README: Use in OpenCode): this checkout's `src/`
  * and `package.json` (the working tree's, or as committed in `rev`) in `dir`, then
- * `npm install --omit=peer` there for zod and diff. Returns the plugin's `file://` URL. The
- * checkout's own `node_modules` is not used: npm owns a checkout's `node_modules`, and the
- * test suites' Deno configs write none there.
+ * `npm install --omit=peer` there for zod and diff (with `npmInstall: false`, the clone of a
+ * user who skipped that step). Returns the plugin's `file://` URL. The checkout's own
+ * `node_modules` is not used: npm owns a checkout's `node_modules`, and the test suites' Deno
+ * configs write none there.
  */
-export async function installedPlugin(dir: string, rev?: string): Promise<string> {
+export async function installedPlugin(
+  dir: string,
+  rev?: string,
+  options: { npmInstall?: boolean } = {},
+): Promise<string> {
   await Deno.mkdir(dir, { recursive: true });
   const run = async (cmd: string, args: string[], cwd: string) => {
     const out = await new Deno.Command(cmd, { args, cwd, stdout: "piped", stderr: "piped" })
@@ -37,14 +42,16 @@ export async function installedPlugin(dir: string, rev?: string): Promise<string
       `git -C "${REPO}" archive "${rev}" src package.json | tar -x -C "${dir}"`,
     ], REPO);
   }
-  await run("npm", [
-    "install",
-    "--omit=peer",
-    "--no-package-lock",
-    "--no-audit",
-    "--no-fund",
-    "--prefer-offline",
-  ], dir);
+  if (options.npmInstall !== false) {
+    await run("npm", [
+      "install",
+      "--omit=peer",
+      "--no-package-lock",
+      "--no-audit",
+      "--no-fund",
+      "--prefer-offline",
+    ], dir);
+  }
   return pathToFileURL(join(dir, "src/adapters/opencode/plugin.ts")).href;
 }
 

@@ -13,9 +13,7 @@ import {
   platformPackage,
 } from "../../scripts/opencode/opencode_bin.ts";
 import { startMockChat } from "../../scripts/opencode/mock_chat.ts";
-import { startOpenCode } from "../../scripts/opencode/opencode_server.ts";
-
-const REPO = new URL("../../", import.meta.url);
+import { installedPlugin, startOpenCode } from "../../scripts/opencode/opencode_server.ts";
 
 interface Part {
   type: string;
@@ -95,16 +93,7 @@ Deno.test({
     try {
       // the checkout as cloned: src/ and package.json, no node_modules
       const checkout = join(root, "checkout");
-      await Deno.mkdir(checkout);
-      const cp = await new Deno.Command("cp", {
-        args: [
-          "-R",
-          new URL("src", REPO).pathname,
-          new URL("package.json", REPO).pathname,
-          checkout,
-        ],
-      }).output();
-      assert.ok(cp.success);
+      await installedPlugin(checkout, undefined, { npmInstall: false });
       const fix = `Run \`npm install --omit=peer\` in ${checkout}, then restart OpenCode.`;
 
       // before: plugin.ts cannot be imported and nobody says so
