@@ -476,17 +476,24 @@ async function alternate(count, one, prcCount, prcOne) {
  */
 const alive = [];
 async function heapOf(session, ext = OURS) {
+  const mb = await heapChange(async () => {
+    alive.push(await newHarness(session, ext));
+    await alive[0].timeRead("f2.ts");
+    await alive[0].timeRead("f3.ts");
+  });
+  alive.length = 0;
+  return mb;
+}
+
+/** How much the heap grew over `action` (MB; negative when it shrank), full collections around. */
+async function heapChange(action) {
   gc();
   gc();
   const before = process.memoryUsage().heapUsed;
-  alive.push(await newHarness(session, ext));
-  await alive[0].timeRead("f2.ts");
-  await alive[0].timeRead("f3.ts");
+  await action();
   gc();
   gc();
-  const mb = (process.memoryUsage().heapUsed - before) / 1024 / 1024;
-  alive.length = 0;
-  return mb;
+  return (process.memoryUsage().heapUsed - before) / 1024 / 1024;
 }
 
 /**
@@ -708,19 +715,14 @@ for (const n of SIZES) {
 // the session go (pi's `session_shutdown`, on which it drops what it knows of it; full collections
 // around; pi's session itself stays). It keeps what its last saved replay holds and the entries
 // synced since (SPEC §6.5), not the whole session. (Dropping the instance itself frees nothing
-// measurable: pi's runner keeps it.)
-// (the main branch, as the session ended it: the warm instance reads there again first; it last
-// read on the branch with a compaction)
+// measurable: pi's runner keeps it.) It last read on the branch with a compaction: it reads on the
+// main branch again first, as the session ended it.
 session.branch(mainTipOfLast);
 for (let k = 0; k < 3; k++) await host.timeRead(`f${k}.ts`);
-gc();
-gc();
-const withLived = process.memoryUsage().heapUsed;
-await host.runner.emit({ type: "session_shutdown" });
-await new Promise((r) => setTimeout(r, 100));
-gc();
-gc();
-const livedMb = (withLived - process.memoryUsage().heapUsed) / 1024 / 1024;
+const livedMb = -(await heapChange(async () => {
+  await host.runner.emit({ type: "session_shutdown" });
+  await new Promise((r) => setTimeout(r, 100));
+}));
 
 // ---------------------------------------------------------------------------------------------
 // Report
