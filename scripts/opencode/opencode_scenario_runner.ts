@@ -246,7 +246,10 @@ export async function runScenarioOnOpenCode(
   let unsubscribe = () => {};
   const start = async (): Promise<ReadcacheHooks> => {
     unsubscribe();
-    const h = await makePlugin({ config: { ...vector.config } })({
+    const h = await makePlugin({
+      config: { ...vector.config },
+      database: false, // the model's sessions are not in OpenCode's database
+    })({
       client: store.client,
       directory: cwd,
     });

@@ -7,7 +7,17 @@
  *
  * @module
  */
-import { constants, readFileSync, realpathSync, type Stats, statSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  openSync,
+  readFileSync,
+  readSync,
+  realpathSync,
+  type Stats,
+  statSync,
+} from "node:fs";
 import { open } from "node:fs/promises";
 import { sep } from "node:path";
 import {
@@ -201,40 +211,102 @@ export async function readRegularFile(
   path: string,
   cap: number,
   signal?: AbortSignal,
-): Promise<
-  { kind: "ok"; bytes: Uint8Array } | { kind: "not_a_regular_file" } | { kind: "too_large" }
-> {
-  const fh = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
+): Promise<RegularFileRead> {
+  const fh = await open(path, READ_FLAGS);
   try {
     const st = await fh.stat();
-    if (!st.isFile()) return { kind: "not_a_regular_file" };
-    if (st.size > cap) return { kind: "too_large" };
-    const chunks: Uint8Array[] = [];
-    let total = 0;
-    for (;;) {
+    const chunks = new ChunkedRead(st, cap);
+    while (chunks.want > 0) {
       if (signal?.aborted) throw abortError();
-      // the size fstat reported plus one byte (to see the end), or 16 KB more once past it
-      const want = Math.min(Math.max(st.size - total + 1, 16 * 1024), cap + 1 - total);
-      if (want <= 0) return { kind: "too_large" };
-      const buf = new Uint8Array(want);
-      const { bytesRead } = await fh.read(buf, 0, want, total);
-      if (bytesRead === 0) break;
-      chunks.push(buf.subarray(0, bytesRead));
-      total += bytesRead;
-      if (total > cap) return { kind: "too_large" };
-      // a short read past the reported size is the end of a regular file: no extra read
-      if (bytesRead < want && total >= st.size) break;
+      const buf = new Uint8Array(chunks.want);
+      chunks.took(buf, (await fh.read(buf, 0, buf.length, chunks.total)).bytesRead);
     }
-    if (chunks.length === 1) return { kind: "ok", bytes: chunks[0] };
-    const bytes = new Uint8Array(total);
+    return chunks.result();
+  } finally {
+    await fh.close().catch(() => {});
+  }
+}
+
+/**
+ * {@linkcode readRegularFile} without waiting on the event loop: for a host
+ * whose hook runs in the agent's own process, where every wait lets the
+ * agent's other work run first (the OpenCode plugin).
+ *
+ * @example
+ * ```ts ignore
+ * const r = readRegularFileSync("/w/a.ts", 8 << 20);
+ * if (r.kind === "ok") r.bytes;
+ * ```
+ */
+export function readRegularFileSync(path: string, cap: number): RegularFileRead {
+  const fd = openSync(path, READ_FLAGS);
+  try {
+    const chunks = new ChunkedRead(fstatSync(fd), cap);
+    while (chunks.want > 0) {
+      const buf = new Uint8Array(chunks.want);
+      chunks.took(buf, readSync(fd, buf, 0, buf.length, chunks.total));
+    }
+    return chunks.result();
+  } finally {
+    try {
+      closeSync(fd);
+    } catch { /* closed */ }
+  }
+}
+
+/** What {@linkcode readRegularFile} gives. */
+type RegularFileRead =
+  | { kind: "ok"; bytes: Uint8Array }
+  | { kind: "not_a_regular_file" }
+  | { kind: "too_large" };
+
+/** Non-blocking (a FIFO opens at once), no controlling terminal. */
+const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY;
+
+/**
+ * The reads of one file, by `fstat` of the opened descriptor: none unless a
+ * regular file of at most `cap` bytes; then the size it reported plus one
+ * byte (to see the end), or 16 KB more once past it, at most `cap` in all.
+ */
+class ChunkedRead {
+  total = 0;
+  #chunks: Uint8Array[] = [];
+  #outcome: RegularFileRead | undefined;
+  constructor(readonly st: Pick<Stats, "size" | "isFile">, readonly cap: number) {
+    if (!st.isFile()) this.#outcome = { kind: "not_a_regular_file" };
+    else if (st.size > cap) this.#outcome = { kind: "too_large" };
+  }
+  /** Bytes to read next; 0 when done. */
+  get want(): number {
+    if (this.#outcome !== undefined) return 0;
+    const want = Math.min(
+      Math.max(this.st.size - this.total + 1, 16 * 1024),
+      this.cap + 1 - this.total,
+    );
+    if (want <= 0) this.#outcome = { kind: "too_large" };
+    return Math.max(want, 0);
+  }
+  took(buf: Uint8Array, bytesRead: number): void {
+    const want = buf.length;
+    if (bytesRead === 0) return void (this.#outcome = this.#joined());
+    this.#chunks.push(buf.subarray(0, bytesRead));
+    this.total += bytesRead;
+    if (this.total > this.cap) return void (this.#outcome = { kind: "too_large" });
+    // a short read past the reported size is the end of a regular file: no extra read
+    if (bytesRead < want && this.total >= this.st.size) this.#outcome = this.#joined();
+  }
+  result(): RegularFileRead {
+    return this.#outcome ?? this.#joined();
+  }
+  #joined(): RegularFileRead {
+    if (this.#chunks.length === 1) return { kind: "ok", bytes: this.#chunks[0] };
+    const bytes = new Uint8Array(this.total);
     let at = 0;
-    for (const c of chunks) {
+    for (const c of this.#chunks) {
       bytes.set(c, at);
       at += c.length;
     }
     return { kind: "ok", bytes };
-  } finally {
-    await fh.close().catch(() => {});
   }
 }
 

@@ -403,6 +403,8 @@ Deno.test({
             session: string;
             full: number;
             tail: number;
+            events: number;
+            databaseChecks: number;
             fallbacks: Record<string, number>;
           }[];
         }
@@ -410,6 +412,9 @@ Deno.test({
       const stats = logged.at(-1)!.stats;
       const main = stats.find((x) => x.session === sid)!;
       assert.ok(main.tail > main.full, `tail reads: ${JSON.stringify(main)}`);
+      // most came from the events alone, each checked in OpenCode's database (no HTTP call)
+      assert.ok(main.events * 2 > main.tail, `from events: ${JSON.stringify(main)}`);
+      assert.equal(main.databaseChecks, main.events, JSON.stringify(main));
       for (const x of stats) {
         assert.equal(x.fallbacks["change without event"], undefined, JSON.stringify(x));
         assert.equal(x.fallbacks["unknown event"], undefined, JSON.stringify(x));
@@ -417,7 +422,8 @@ Deno.test({
       const tDone = performance.now();
       console.log(
         `opencode e2e: ${main.tail} of ${main.tail + main.full} reads fetched the newest ` +
-          `messages only (${JSON.stringify(main.fallbacks)}); ` +
+          `messages only, ${main.events} from the events checked in the database ` +
+          `(${JSON.stringify(main.fallbacks)}); ` +
           `install/check ${((tInstalled - t0) / 1000).toFixed(1)} s, ` +
           `server start ${((tStarted - tInstalled) / 1000).toFixed(1)} s, ` +
           `session (${mock.requests.length} model requests, ${mock.calls.length} tool calls) ` +

@@ -34,10 +34,13 @@ function setup(dir: string) {
   const store = new OpenCodeSessionStore(dir);
   const session = store.createSession();
   const cache = new OpenCodeSessionCache();
+  const s = { store, session, cache, muted: false };
   store.subscribe((e) => {
-    if ((e.properties as { sessionID?: string }).sessionID === session.id) cache.onEvent(e);
+    if (!s.muted && (e.properties as { sessionID?: string }).sessionID === session.id) {
+      cache.onEvent(e);
+    }
   });
-  return { store, session, cache };
+  return s;
 }
 
 /** What a full conversion and a fresh replay give, and what the cache gives, must agree. */
@@ -217,6 +220,8 @@ Deno.test("the cache falls back to every message where the newest are not enough
       await steps(dir, s, 30);
       assert.equal(s.cache.stats.full, 1);
       assert.equal(s.cache.stats.tail, 29);
+      // every read after the first took its messages from the events, checked by a page
+      assert.equal(s.cache.stats.events, 29);
       assert.equal(s.cache.stats.replays, 1);
       assert.ok(s.cache.stats.fetched < 30 * 14, String(s.cache.stats.fetched));
     });
@@ -225,7 +230,7 @@ Deno.test("the cache falls back to every message where the newest are not enough
       const store = new OpenCodeSessionStore(dir);
       const session = store.createSession();
       const cache = new OpenCodeSessionCache(); // nobody feeds it events
-      await steps(dir, { store, session, cache }, 6);
+      await steps(dir, { store, session, cache, muted: false }, 6);
       assert.equal(cache.stats.full, 6);
     });
 
@@ -238,16 +243,38 @@ Deno.test("the cache falls back to every message where the newest are not enough
     });
 
     await t.step(
-      "a change no event announced: caught in the newest messages, never trusted again",
+      "a message no event announced (another OpenCode process): caught in the newest messages",
       async () => {
         const s = setup(dir);
         await steps(dir, s, 4);
+        s.muted = true; // written by a process whose bus this one does not hear
+        const m = s.store.assistantMessage(s.session.id);
+        const p = s.store.toolPart(m.info.id, "read", { filePath: join(dir, "a.txt") });
+        s.store.run(p);
+        s.store.complete(p, "out", META(join(dir, "a.txt")));
+        s.muted = false;
+        const before = s.cache.stats.events!;
+        await steps(dir, s, 3); // each read checked against a full conversion
+        // the first read after it fetched the newest messages (the page showed the message
+        // whole, the events had only its end); the next ones came from the events again
+        assert.equal(s.cache.stats.events, before + 2);
+      },
+    );
+
+    await t.step(
+      "a change no event announced: caught in the newest messages fetched, never trusted again",
+      async () => {
+        const s = setup(dir);
+        await steps(dir, s, 24);
         // a read two steps back (finished, no event since) pruned behind the bus's back
         const done = s.store.session(s.session.id).messages.filter((m) =>
           m.parts.some((p) => p.type === "tool")
         );
         const part = done.at(-3)!.parts.find((p) => p.type === "tool") as ModelToolPart;
         if (part.state.status === "completed") part.state.time.compacted = 1;
+        // and the first read pruned with its event: older than the messages the events
+        // brought whole, so the next read fetches back to it and converts the ones after it
+        s.store.prune(done[0].parts.find((p) => p.type === "tool") as ModelToolPart);
         const before = s.cache.stats.full;
         await steps(dir, s, 3);
         assert.equal(s.cache.stats.full, before + 3);
@@ -302,6 +329,81 @@ Deno.test("the cache falls back to every message where the newest are not enough
       const s2 = setup(dir);
       await steps(dir, s2, 5, openCodeSessionSource(client, s2.session.id));
       assert.equal(s2.cache.stats.tail, 4);
+    });
+
+    await t.step(
+      "a long session's first read: OpenCode's own, its messages fetched in the background",
+      async () => {
+        const s = setup(dir);
+        await steps(dir, s, 3);
+        // a new cache (OpenCode started again) on a session of 300 messages and more
+        const cache = new OpenCodeSessionCache();
+        s.store.subscribe((e) => {
+          if ((e.properties as { sessionID?: string }).sessionID === s.session.id) {
+            cache.onEvent(e);
+          }
+        });
+        for (let i = 0; i < 150; i++) {
+          s.store.userMessage(s.session.id, "chatter");
+          s.store.assistantMessage(s.session.id);
+        }
+        const source = openCodeSessionSource(s.store.client, s.session.id);
+        const m = s.store.assistantMessage(s.session.id);
+        const p = s.store.toolPart(m.info.id, "read", { filePath: join(dir, "a.txt") });
+        s.store.run(p);
+        assert.equal(
+          await cache.sync(source, { directory: dir, currentCallId: p.callID }),
+          undefined,
+        );
+        // the session goes on while the rest is fetched; reads until then are OpenCode's own
+        s.store.complete(p, "out", META(join(dir, "a.txt")));
+        const q = s.store.toolPart(m.info.id, "read", { filePath: join(dir, "a.txt") });
+        s.store.run(q);
+        assert.equal(
+          await cache.sync(source, { directory: dir, currentCallId: q.callID }),
+          undefined,
+        );
+        s.store.complete(q, "out", META(join(dir, "a.txt")));
+        while (cache.stats.full === 0) await new Promise((r) => setTimeout(r, 1));
+        assert.equal(cache.stats.background, 2);
+        // then every read is brought up to date as usual, and gives the full conversion's branch
+        await steps(dir, { store: s.store, session: s.session, cache, muted: false }, 4);
+        assert.equal(cache.stats.full, 1);
+        assert.ok(cache.stats.fetched >= 300, String(cache.stats.fetched));
+      },
+    );
+
+    await t.step("a page of the background fetch fails: the next read starts again", async () => {
+      const s = setup(dir);
+      for (let i = 0; i < 150; i++) {
+        s.store.userMessage(s.session.id, "chatter");
+        s.store.assistantMessage(s.session.id);
+      }
+      const good = openCodeSessionSource(s.store.client, s.session.id);
+      let pages = 0;
+      const flaky: OpenCodeSessionSource = {
+        ...good,
+        page: (limit, before) =>
+          ++pages === 2 ? Promise.resolve(undefined) : good.page(limit, before),
+      };
+      const m = s.store.assistantMessage(s.session.id);
+      const p = s.store.toolPart(m.info.id, "read", { filePath: join(dir, "a.txt") });
+      s.store.run(p);
+      assert.equal(
+        await s.cache.sync(flaky, { directory: dir, currentCallId: p.callID }),
+        undefined,
+      );
+      while (s.cache.stats.background === 1 && pages < 2) {
+        await new Promise((r) => setTimeout(r, 1));
+      }
+      await new Promise((r) => setTimeout(r, 5));
+      assert.equal(s.cache.stats.full, 0);
+      assert.equal(
+        await s.cache.sync(flaky, { directory: dir, currentCallId: p.callID }),
+        undefined,
+      );
+      while (s.cache.stats.full === 0) await new Promise((r) => setTimeout(r, 1));
+      await check(dir, s.store, s.session.id, s.cache, p.callID);
     });
 
     await t.step("many messages since the last read: older pages by the cursor", async () => {

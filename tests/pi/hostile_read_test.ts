@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { FsObjectStore } from "../../src/store/fs_object_store.ts";
 import { BranchKnowledge } from "../../src/core/knowledge.ts";
 import { MemoryObjectStore } from "../../src/core/object_store.ts";
-import { readRegularFile, serveRead } from "../../src/shell/read_service.ts";
+import { readRegularFile, readRegularFileSync, serveRead } from "../../src/shell/read_service.ts";
 import { FakePiHost, newSession } from "../../scripts/pi/pi_host.ts";
 import { createReadcacheExtension } from "../../src/adapters/pi/extension.ts";
 
@@ -90,6 +90,26 @@ Deno.test(
     assert.deepEqual(objectsIn(cwd), []);
     const capped = await readRegularFile(big, 1024);
     assert.deepEqual(capped, { kind: "too_large" });
+  }),
+);
+
+Deno.test(
+  "the read without waiting (the OpenCode plugin's) gives what the waiting one gives",
+  withDirs(async (cwd) => {
+    for (const size of [0, 1, 16 * 1024, 16 * 1024 + 1, 200_000]) {
+      const p = join(cwd, `f${size}.txt`);
+      await writeFile(p, "ab\n".repeat(size).slice(0, size));
+      assert.deepEqual(readRegularFileSync(p, 1 << 20), await readRegularFile(p, 1 << 20));
+      assert.deepEqual(readRegularFileSync(p, size - 1), { kind: "too_large" });
+    }
+    for (const dev of ["/dev/zero", "/dev/urandom"]) {
+      assert.deepEqual(readRegularFileSync(dev, 1 << 20), { kind: "not_a_regular_file" });
+    }
+    const fifo = join(cwd, "fifo");
+    await mkfifo(fifo);
+    const t = performance.now();
+    assert.deepEqual(readRegularFileSync(fifo, 1 << 20), { kind: "not_a_regular_file" });
+    assert.ok(performance.now() - t < 500, "a FIFO is not waited on");
   }),
 );
 

@@ -81,7 +81,7 @@ import {
   decideWithStores,
   isInsideProject,
   planEdit,
-  readRegularFile,
+  readRegularFileSync,
   refreshScope,
   writeInFlight,
 } from "../../shell/read_service.ts";
@@ -94,6 +94,7 @@ import {
   OpenCodeSessionCache,
   openCodeSessionSource,
 } from "./session_cache.ts";
+import { type OpenCodeTipReader, openCodeTipReader } from "./session_tip.ts";
 import {
   openCodeFileTarget,
   openCodeReadCall,
@@ -108,6 +109,7 @@ export * from "./baseline.ts";
 export * from "./branch.ts";
 export * from "./calls.ts";
 export * from "./session_cache.ts";
+export * from "./session_tip.ts";
 export type {
   BranchKnowledge,
   DecisionConfig,
@@ -325,6 +327,13 @@ export interface ReadcachePluginOptions {
    * `OpenCodeSessionCache`; a test passes its own to watch its `stats`).
    */
   sessionCache?: (sessionID: string) => OpenCodeSessionCache;
+  /**
+   * OpenCode's database, which the plugin reads (never writes) to check the
+   * events it followed against the session's newest messages at each read
+   * (default: the one OpenCode uses, `openCodeDatabaseFile()`); `false`: check
+   * through OpenCode's HTTP API only.
+   */
+  database?: string | false;
 }
 
 /**
@@ -380,12 +389,18 @@ interface SessionState {
 export function createReadcachePlugin(
   options: ReadcachePluginOptions = {},
 ): (input: OpenCodePluginInputLike) => Promise<ReadcacheHooks> {
-  return (input) => Promise.resolve(readcacheHooks(input, options));
+  return async (input) =>
+    readcacheHooks(
+      input,
+      options,
+      options.database === false ? undefined : await openCodeTipReader(options.database),
+    );
 }
 
 function readcacheHooks(
   input: OpenCodePluginInputLike,
   options: ReadcachePluginOptions,
+  tips: OpenCodeTipReader | undefined,
 ): ReadcacheHooks {
   const { client, directory } = input;
   const cfg: DecisionConfig = { ...DEFAULT_DECISION_CONFIG, ...options.config };
@@ -435,7 +450,7 @@ function readcacheHooks(
   ): Promise<
     { current?: OpenCodeBranch["current"]; knowledge: BranchKnowledge } | undefined
   > => {
-    const branch = await st.cache.sync(openCodeSessionSource(client, sessionID), {
+    const branch = await st.cache.sync(openCodeSessionSource(client, sessionID, tips), {
       directory,
       currentCallId: callID,
     });
@@ -594,7 +609,13 @@ function readcacheHooks(
     if (!output.output.startsWith(`<path>${path}</path>\n<type>file</type>\n`)) {
       return unknown(); // a directory, an image or a PDF: shown by OpenCode, not cached
     }
-    const read = await readRegularFile(path, cfg.maxFileBytes).catch(() => undefined);
+    // read without yielding: inside OpenCode's process a wait lets its other work go first
+    let read: ReturnType<typeof readRegularFileSync> | undefined;
+    try {
+      read = readRegularFileSync(path, cfg.maxFileBytes);
+    } catch {
+      read = undefined;
+    }
     if (read?.kind !== "ok") return unknown();
     const text = decodeOpenCodeText(read.bytes);
     const offset = typeof args.offset === "number" ? args.offset : undefined;
@@ -697,6 +718,13 @@ function readcacheHooks(
         // the statuses of the held files when the call starts (SPEC §5.10, printed while
         // changing); none when anything goes wrong
         return serialized(() => snapshotToolCall(call).catch(() => undefined));
+      }
+      if (call.tool === "read" && tips === undefined) {
+        // the newest messages as the call starts, fetched while OpenCode reads the file
+        sessions.get(call.sessionID)?.cache.prefetch(
+          openCodeSessionSource(client, call.sessionID),
+          call.callID,
+        );
       }
       if (call.tool !== "edit") return Promise.resolve();
       // no belief when anything goes wrong: the edit's file becomes unknown (SPEC §5.9)

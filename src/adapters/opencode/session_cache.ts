@@ -42,12 +42,14 @@
 import { BranchKnowledge } from "../../core/knowledge.ts";
 import type { ReplayEntry } from "../../core/replay.ts";
 import type { OpenCodeClientLike } from "./plugin.ts";
+import type { OpenCodeTipReader } from "./session_tip.ts";
 import {
   isCompactionRequest,
   messagesBeforeRevert,
   type OpenCodeBranch,
   OpenCodeBranchConverter,
   type OpenCodeMessageLike,
+  type OpenCodePartLike,
   type OpenCodeRevertLike,
 } from "./branch.ts";
 
@@ -106,6 +108,12 @@ export interface OpenCodeSessionSource {
   page(limit: number, before?: string): Promise<OpenCodeMessagePage | undefined>;
   /** The session's pending revert point, if any. */
   revert(): Promise<OpenCodeRevertLike | undefined>;
+  /**
+   * The newest messages (ids and part ids suffice) and the revert point,
+   * without waiting; `undefined` when this source cannot tell so (then
+   * `page` and `revert` are asked).
+   */
+  check?(): { page: OpenCodeMessagePage; revert: OpenCodeRevertLike | undefined } | undefined;
 }
 
 /**
@@ -123,6 +131,15 @@ export interface OpenCodeSyncStats {
   full: number;
   /** Reads that fetched the newest messages only. */
   tail: number;
+  /** Reads brought up to date from OpenCode's events alone, without a fetch. */
+  events?: number;
+  /** Of those, reads whose check read OpenCode's database (the source's `check`). */
+  databaseChecks?: number;
+  /**
+   * Reads left as OpenCode's own (no metadata) while a long session's
+   * messages were fetched in the background after its first read.
+   */
+  background?: number;
   /** Messages fetched, in all. */
   fetched: number;
   /** Messages converted, in all. */
@@ -140,6 +157,8 @@ interface CachedMessage {
   infoKey: string;
   /** A user message with a `compaction` part. */
   compactionRequest: boolean;
+  /** `info.time.created`: messages are listed by it, then by id. */
+  created: number;
   /** Converted as not in flight: its entries are `flat[start, start + count)`. */
   settled: boolean;
   start: number;
@@ -155,6 +174,31 @@ const SLACK = 2;
 const MAX_PAGE = 1000;
 /** Call ids with a part event kept (a bound; a read whose call fell out fetches everything). */
 const MAX_LIVE_CALLS = 512;
+/** A first read fetches every message itself up to this many; more are fetched in the background. */
+const FIRST_PAGE = 200;
+/** Messages per page of the background fetch. */
+const WALK_PAGE = 250;
+/** Calls with a check fetched when they started (a bound). */
+const MAX_PREFETCHED = 16;
+/** Settled messages whose whole content is kept from the events, newest first (a bound). */
+const RAW_KEPT = 16;
+
+/** A message whose every part came in OpenCode's events (or in a fetch no event interrupted). */
+interface RawMessage {
+  info: OpenCodeMessageLike["info"];
+  /** Its parts by id, ascending (OpenCode lists them so). */
+  parts: OpenCodePartLike[];
+}
+
+function createdOf(info: unknown): number {
+  const t = record(record(info)?.time)?.created;
+  return typeof t === "number" ? t : NaN;
+}
+
+/** Orders messages as OpenCode lists them: by creation time, then id. */
+function before(a: { created: number; id: string }, b: { created: number; id: string }): boolean {
+  return a.created < b.created || (a.created === b.created && a.id < b.id);
+}
 
 function record(v: unknown): Record<string, unknown> | undefined {
   return typeof v === "object" && v !== null ? v as Record<string, unknown> : undefined;
@@ -203,6 +247,7 @@ export class OpenCodeSessionCache {
     fetched: 0,
     converted: 0,
     replays: 0,
+    events: 0,
     fallbacks: {},
   };
 
@@ -228,6 +273,8 @@ export class OpenCodeSessionCache {
   #liveCalls = new Set<string>();
   /** A fetch is under way: every `message.updated` counts as a change. */
   #fetching = false;
+  /** A long session's messages are being fetched in the background (see `#startWalk`). */
+  #walking = false;
 
   /** What the knowledge was last synced to: `flat[0, flatLen)`, then `tail` if set. */
   #synced: { flatLen: number; tail?: ReplayEntry; tailSig?: string } | undefined;
@@ -235,6 +282,16 @@ export class OpenCodeSessionCache {
   #firstChanged = Infinity;
   /** The branch's last entry when it is the head of the message in flight. */
   #head: ReplayEntry | undefined;
+  /** Messages whose whole content the cache holds (see {@linkcode RawMessage}). */
+  #raw = new Map<string, RawMessage>();
+  /** Messages an event named whose whole content the cache does not hold. */
+  #partial = new Set<string>();
+  /** The session's revert point as of the last fetch and the events since; `false`: unknown. */
+  #revert: OpenCodeRevertLike | undefined | false = false;
+  /** `session.updated` events seen (a fetch of the revert point is stale when this moved). */
+  #sessionEvents = 0;
+  /** Checks fetched when a call started, by call id ({@linkcode OpenCodeSessionCache.prefetch}). */
+  #prefetched = new Map<string, Promise<EventCheck | undefined>>();
 
   /**
    * Records one of OpenCode's events for this session (the caller routes
@@ -251,12 +308,27 @@ export class OpenCodeSessionCache {
         if (this.#fetching || at === undefined || this.#messages[at].infoKey !== infoKey(info)) {
           this.#dirty.add(id);
         }
+        const raw = this.#raw.get(id);
+        if (raw !== undefined) raw.info = structuredClone(info) as unknown as RawMessage["info"];
+        else if (
+          // a message created now, while the cache holds every message of the session: its
+          // parts can only come after it, each in its own event
+          at === undefined && this.#valid && !this.#fetching && !this.#partial.has(id)
+        ) {
+          this.#raw.set(id, {
+            info: structuredClone(info) as unknown as RawMessage["info"],
+            parts: [],
+          });
+        } else if (at === undefined || this.#fetching) this.#partial.add(id);
         return;
       }
       case "message.part.updated": {
         const part = record(p.part);
         if (typeof part?.messageID !== "string") return void (this.#stale = true);
         this.#dirty.add(part.messageID);
+        const raw = this.#raw.get(part.messageID);
+        if (raw === undefined || typeof part.id !== "string") this.#partial.add(part.messageID);
+        else putPart(raw.parts, structuredClone(part) as unknown as OpenCodePartLike);
         if (part.type === "tool" && typeof part.callID === "string") {
           if (this.#liveCalls.size >= MAX_LIVE_CALLS) this.#liveCalls.clear();
           this.#liveCalls.add(part.callID);
@@ -264,14 +336,32 @@ export class OpenCodeSessionCache {
         return;
       }
       case "message.part.delta":
-      case "message.part.removed":
+        // streamed text: no conversion reads it (the part itself came in its own event)
         if (typeof p.messageID !== "string") return void (this.#stale = true);
         this.#dirty.add(p.messageID);
         return;
+      case "message.part.removed": {
+        if (typeof p.messageID !== "string") return void (this.#stale = true);
+        this.#dirty.add(p.messageID);
+        const raw = this.#raw.get(p.messageID);
+        const at = raw?.parts.findIndex((x) => x.id === p.partID) ?? -1;
+        if (raw !== undefined && typeof p.partID === "string") {
+          if (at >= 0) raw.parts.splice(at, 1);
+        } else this.#partial.add(p.messageID);
+        return;
+      }
       case "message.removed":
         if (typeof p.messageID !== "string") return void (this.#stale = true);
         this.#removed.add(p.messageID);
+        this.#raw.delete(p.messageID);
         return;
+      case "session.updated": {
+        // the revert point, set or cleared
+        this.#sessionEvents++;
+        const info = record(p.info);
+        this.#revert = info === undefined ? false : revertOf(info);
+        return;
+      }
       default:
         // a message event this version does not know: it may have changed anything
         if (event.type.startsWith("message.")) this.#stale = true;
@@ -289,6 +379,10 @@ export class OpenCodeSessionCache {
     source: OpenCodeSessionSource,
     options: { directory: string; currentCallId?: string },
   ): Promise<{ current?: OpenCodeBranch["current"]; knowledge: BranchKnowledge } | undefined> {
+    if (this.#walking) {
+      this.stats.background = (this.stats.background ?? 0) + 1;
+      return undefined;
+    }
     const dirty = this.#dirty;
     const removed = this.#removed;
     const stale = this.#stale;
@@ -301,8 +395,6 @@ export class OpenCodeSessionCache {
     const valid = this.#valid;
     this.#valid = false;
     try {
-      const revertP = source.revert();
-      revertP.catch(() => undefined); // awaited below; a page failing first must not orphan it
       const call = options.currentCallId;
       let why = this.#synced === undefined
         ? "first read"
@@ -315,12 +407,58 @@ export class OpenCodeSessionCache {
         : call === undefined || !this.#liveCalls.has(call)
         ? "no event for the call"
         : undefined;
+      // the events alone, when they brought the whole content of every message to convert
+      const fromEvents = why === undefined && this.#revert === undefined
+        ? this.#eventTail(dirty, removed)
+        : undefined;
+      const at0 = call === undefined ? undefined : this.#callIndex.get(call);
+      const early = call === undefined ? undefined : this.#prefetched.get(call);
+      if (call !== undefined) this.#prefetched.delete(call);
+      // checked against the newest messages as they were when the call started (fetched then,
+      // while OpenCode ran the tool), or now: no message the events did not bring
+      const check = fromEvents === undefined || (at0 !== undefined && at0 < fromEvents.from)
+        ? undefined
+        : this.#checkNow(source) ?? await (early ?? startCheck(source));
+      if (
+        fromEvents !== undefined && check !== undefined && check.revert === undefined &&
+        this.#verifies(check.page, dirty, removed)
+      ) {
+        this.stats.fetched += check.page.messages.length;
+        const current = this.#apply(fromEvents.from, fromEvents.messages, options, dirty);
+        if (current !== false) {
+          this.#valid = true;
+          this.stats.tail++;
+          this.stats.events = (this.stats.events ?? 0) + 1;
+          this.#keepRaw();
+          return { current, knowledge: this.#syncKnowledge() };
+        }
+        why = "change without event";
+        this.#untrusted = true; // a conversion changed that no event announced
+      }
+      const sessionEvents = this.#sessionEvents;
+      const revertP = source.revert();
+      revertP.catch(() => undefined); // awaited below; a page failing first must not orphan it
       // every message when the newest cannot do, fetched with the revert point
-      const allP = why === undefined ? undefined : source.all();
+      let allP: Promise<readonly OpenCodeMessageLike[] | undefined> | undefined;
+      if (why === "first read") {
+        // a long session's first read: its messages are fetched in the background, page by
+        // page, and this read and those until it is done stay OpenCode's own (no metadata:
+        // unknown on replay), so that no read waits for the whole session
+        const first = await source.page(FIRST_PAGE);
+        if (first?.complete) allP = Promise.resolve(first.messages);
+        else if (first !== undefined && first.older !== undefined) {
+          this.#startWalk(source, first, options.directory);
+          this.stats.background = (this.stats.background ?? 0) + 1;
+          return undefined;
+        }
+      }
+      allP ??= why === undefined ? undefined : source.all();
       allP?.catch(() => undefined);
       const tail = why === undefined ? await this.#fetchTail(source, dirty, removed) : undefined;
       if (why === undefined && tail === undefined) why = "pages do not fit";
       const revert = await revertP;
+      // the point as fetched, unless an event changed it while the fetch ran
+      this.#revert = this.#sessionEvents === sessionEvents ? revert : false;
       if (tail !== undefined && revert) why = "revert pending";
       // a call found in a message kept from before: the branch ends there, which only a full
       // conversion gets right (it converts nothing after that message)
@@ -332,6 +470,7 @@ export class OpenCodeSessionCache {
           this.#valid = true;
           this.stats.tail++;
           this.stats.fetched += tail.messages.length;
+          this.#keepRaw(tail.messages);
           return { current, knowledge: this.#syncKnowledge() };
         }
         why = "change without event";
@@ -347,10 +486,54 @@ export class OpenCodeSessionCache {
       // the cache holds the session only without a revert point (the messages after it are
       // not converted); otherwise the next read fetches everything again
       this.#valid = !revert;
+      this.#keepRaw(revert ? [] : all);
       return { current, knowledge: this.#syncKnowledge() };
     } finally {
-      this.#fetching = false;
+      this.#fetching = this.#walking;
     }
+  }
+
+  /**
+   * Fetches the messages older than `first` page by page in the background
+   * (letting OpenCode's own work run between pages), then the revert point,
+   * and builds the cache from them as a full fetch would; the events since
+   * the first read started are then the next read's to account for. A page
+   * that fails leaves the cache as it was: the next read is a first read.
+   */
+  #startWalk(source: OpenCodeSessionSource, first: OpenCodeMessagePage, directory: string): void {
+    this.#walking = true;
+    const sessionEvents = this.#sessionEvents;
+    const walk = async (): Promise<
+      { messages: OpenCodeMessageLike[]; revert: OpenCodeRevertLike | undefined } | undefined
+    > => {
+      const pages = [first.messages];
+      let before = first.older;
+      while (before !== undefined) {
+        await new Promise((r) => setTimeout(r, 0));
+        const page = await source.page(WALK_PAGE, before);
+        if (page === undefined) return undefined;
+        pages.push(page.messages);
+        if (page.complete) break;
+        if (page.older === undefined || page.messages.length === 0) return undefined;
+        before = page.older;
+      }
+      const revert = await source.revert();
+      return { messages: pages.reverse().flat(), revert };
+    };
+    const done = (r: Awaited<ReturnType<typeof walk>>): void => {
+      this.#walking = false;
+      this.#fetching = false;
+      if (r === undefined) return;
+      this.stats.full++;
+      this.stats.fallbacks["first read"] = (this.stats.fallbacks["first read"] ?? 0) + 1;
+      this.stats.fetched += r.messages.length;
+      this.#revert = this.#sessionEvents === sessionEvents ? r.revert : false;
+      this.#apply(0, messagesBeforeRevert(r.messages, r.revert), { directory }, undefined);
+      this.#valid = !r.revert;
+      this.#keepRaw(r.revert ? [] : r.messages);
+      this.#syncKnowledge();
+    };
+    walk().then(done, () => done(undefined));
   }
 
   /** The entries of the branch as last synced (a copy). */
@@ -360,6 +543,123 @@ export class OpenCodeSessionCache {
     const out = this.#flat.slice(0, synced.flatLen);
     if (synced.tail !== undefined) out.push(synced.tail);
     return out;
+  }
+
+  /**
+   * Starts fetching the newest messages and the revert point for the call
+   * `callId` about to run (OpenCode's `tool.execute.before`), so that the
+   * read it makes checks the events against them without waiting
+   * ({@linkcode OpenCodeSessionCache.sync}). What the model holds for the
+   * call was sent before the call started, so a page of that moment shows
+   * every message it can hold.
+   */
+  prefetch(source: OpenCodeSessionSource, callId: string): void {
+    if (this.#synced === undefined) return; // the first read fetches every message anyway
+    if (this.#prefetched.size >= MAX_PREFETCHED) this.#prefetched.clear();
+    this.#prefetched.set(callId, startCheck(source));
+  }
+
+  /** The source's check without waiting, counted; `undefined` when it has none. */
+  #checkNow(source: OpenCodeSessionSource): EventCheck | undefined {
+    const check = source.check?.();
+    if (check !== undefined) this.stats.databaseChecks = (this.stats.databaseChecks ?? 0) + 1;
+    return check;
+  }
+
+  /**
+   * True when `page` (the newest messages) holds no message the cache and
+   * the events do not know, in the cache's order, every cached message from
+   * its first on is in it or removed by an event, and every message held
+   * whole has each part the page shows of it.
+   */
+  #verifies(
+    page: OpenCodeMessagePage,
+    dirty: ReadonlySet<string>,
+    removed: ReadonlySet<string>,
+  ): boolean {
+    const first = page.messages[0]?.info?.id;
+    const from = page.complete ? 0 : first === undefined ? undefined : this.#index.get(first);
+    if (from === undefined) return false;
+    const known = new Set([...dirty, ...this.#raw.keys()]);
+    if (!this.#fits(from, page.messages, this.#messages.length, known, removed)) return false;
+    // a message held whole has every part it had then (later events may have added more)
+    return page.messages.every((m) => {
+      const raw = this.#raw.get(m.info.id);
+      if (raw === undefined) return true;
+      const held = new Set(raw.parts.map((p) => p.id));
+      return m.parts.every((p) => held.has(p.id));
+    });
+  }
+
+  /**
+   * The messages to convert again, from the events alone: every message from
+   * the oldest one not settled or named by an event on, and the new ones,
+   * each held whole (`#raw`), the new ones after the others in OpenCode's
+   * order. `undefined`: a fetch is needed.
+   */
+  #eventTail(
+    dirty: ReadonlySet<string>,
+    removed: ReadonlySet<string>,
+  ): { from: number; messages: readonly OpenCodeMessageLike[] } | undefined {
+    const cached = this.#messages;
+    let need = this.#unsettledFrom;
+    for (const id of [...dirty, ...removed]) {
+      const at = this.#index.get(id);
+      if (at !== undefined && at < need) need = at;
+    }
+    const messages: OpenCodeMessageLike[] = [];
+    let last: { created: number; id: string } | undefined = need > 0 ? cached[need - 1] : undefined;
+    for (let i = need; i < cached.length; i++) {
+      if (removed.has(cached[i].id)) continue;
+      const raw = this.#raw.get(cached[i].id);
+      if (raw === undefined) return undefined;
+      messages.push(raw);
+      last = cached[i];
+    }
+    const added: RawMessage[] = [];
+    for (const id of dirty) {
+      if (this.#index.has(id) || removed.has(id)) continue;
+      const raw = this.#raw.get(id);
+      if (raw === undefined) return undefined;
+      added.push(raw);
+    }
+    const keyOf = (m: RawMessage) => ({ created: createdOf(m.info), id: m.info.id });
+    added.sort((a, b) => before(keyOf(a), keyOf(b)) ? -1 : 1);
+    for (const m of added) {
+      const k = keyOf(m);
+      if (Number.isNaN(k.created) || (last !== undefined && !before(last, k))) return undefined;
+      messages.push(m);
+      last = k;
+    }
+    return { from: need, messages };
+  }
+
+  /**
+   * After a sync: keeps whole the messages not settled and the newest
+   * settled ones (later events may name them), taking those of `fetched`
+   * that no event named while the fetch ran; drops the others.
+   */
+  #keepRaw(fetched: readonly OpenCodeMessageLike[] = []): void {
+    const cached = this.#messages;
+    const keepFrom = Math.max(0, Math.min(this.#unsettledFrom, cached.length) - RAW_KEPT);
+    const raw = new Map<string, RawMessage>();
+    const seeds = new Map(fetched.map((m) => [m.info.id, m] as const));
+    for (let i = keepFrom; i < cached.length; i++) {
+      const id = cached[i].id;
+      const held = this.#raw.get(id);
+      const seed = seeds.get(id);
+      if (seed === undefined) {
+        if (held !== undefined) raw.set(id, held);
+      } else if (!this.#dirty.has(id) && !this.#removed.has(id)) {
+        // as fetched, no event since: what the events held of it may have been partial
+        raw.set(id, { info: seed.info, parts: [...seed.parts] });
+      }
+    }
+    this.#raw = raw;
+    // a message named while the fetch ran and not listed may have parts no event brought
+    const partial = new Set<string>();
+    for (const id of [...this.#partial, ...this.#dirty]) if (!this.#index.has(id)) partial.add(id);
+    this.#partial = partial;
   }
 
   /**
@@ -477,6 +777,7 @@ export class OpenCodeSessionCache {
       const at = from + j;
       const cached: CachedMessage = {
         id,
+        created: createdOf(m.info),
         infoKey: infoKey(m.info),
         compactionRequest: isCompactionRequest(m),
         settled: false,
@@ -602,9 +903,15 @@ export class OpenCodeSessionCache {
 export function openCodeSessionSource(
   client: OpenCodeClientLike,
   sessionID: string,
+  tips?: OpenCodeTipReader,
 ): OpenCodeSessionSource {
   const path = { id: sessionID };
   return {
+    check: () => {
+      const tip = tips?.tip(sessionID, MIN_PAGE);
+      return tip &&
+        { page: { messages: tip.messages, complete: tip.complete }, revert: tip.revert };
+    },
     all: async () => asMessages((await client.session.messages({ path })).data),
     page: async (limit, before) => {
       const r = await client.session.messages({
@@ -620,6 +927,28 @@ export function openCodeSessionSource(
     },
     revert: async () => revertOf((await client.session.get({ path })).data),
   };
+}
+
+/** The newest messages and the revert point, to check the events against. */
+interface EventCheck {
+  page: OpenCodeMessagePage;
+  revert: OpenCodeRevertLike | undefined;
+}
+
+/** Fetches an {@linkcode EventCheck}; `undefined` when either fetch fails. */
+function startCheck(source: OpenCodeSessionSource): Promise<EventCheck | undefined> {
+  return Promise.all([source.page(MIN_PAGE), source.revert()]).then(
+    ([page, revert]) => page === undefined ? undefined : { page, revert },
+    () => undefined,
+  );
+}
+
+/** Puts a part in its place among `parts` (by id), replacing the one with its id. */
+function putPart(parts: OpenCodePartLike[], part: OpenCodePartLike): void {
+  let i = parts.length;
+  while (i > 0 && parts[i - 1].id > part.id) i--;
+  if (i > 0 && parts[i - 1].id === part.id) parts[i - 1] = part;
+  else parts.splice(i, 0, part);
 }
 
 function asMessages(v: unknown): OpenCodeMessageLike[] | undefined {
