@@ -33,6 +33,11 @@ export interface RealRead {
   fetchMs: number;
   mode?: string;
   stats?: { session: string; full: number; tail: number; fetched: number; replays: number }[];
+  /**
+   * Made after the first read while the plugin fetched the session in the background (a session
+   * of more than 200 messages): not among the timed reads.
+   */
+  warmup?: boolean;
 }
 
 /** An id in OpenCode's form (`msg_` + 12 hex digits of time + 14 characters), ascending. */
@@ -149,13 +154,30 @@ export async function runReal(
           if (mock.queue.length === 0 && (status[sid]?.type ?? "idle") === "idle") return;
         }
       };
-      for (let done = 0; done < reads + 1; done += 2) {
+      const round = async (label: string) => {
         mock.queue.push({ calls: [read()] }, { calls: [read()] }, { text: "done" });
         await server.api("POST", `/session/${sid}/prompt_async`, {
-          parts: [{ type: "text", text: `read ${done}` }],
+          parts: [{ type: "text", text: `read ${label}` }],
         });
         await idle();
+      };
+      await round("first");
+      // with the plugin: reads go on until one finds the session fetched (its cache counts a
+      // full fetch); those are the warm-up, the timed reads come after
+      const fetchedOnce = (r: RealRead) =>
+        (r.stats?.find((s) => s.session === sid)?.full ?? 0) >= 1;
+      for (let i = 0; !options.plain && i < 500; i++) {
+        const lines = (await Deno.readTextFile(log)).trim().split("\n");
+        if (fetchedOnce(JSON.parse(lines.at(-1)!) as RealRead)) break;
+        await round(`warm-up ${i}`);
       }
+      for (let done = 0; done < reads; done += 2) await round(`${done}`);
+      const logged = (await Deno.readTextFile(log)).trim().split("\n")
+        .map((l) => JSON.parse(l) as RealRead);
+      for (let i = 1; !options.plain && i < logged.length; i++) {
+        if (!fetchedOnce(logged[i])) logged[i].warmup = true;
+      }
+      await Deno.writeTextFile(log, logged.map((r) => JSON.stringify(r)).join("\n") + "\n");
     } finally {
       await server.stop();
     }
