@@ -373,6 +373,43 @@ Deno.test("the cache falls back to every message where the newest are not enough
       },
     );
 
+    await t.step(
+      "a long session known from OpenCode's database: its first read fetches nothing itself",
+      async () => {
+        const s = setup(dir);
+        for (let i = 0; i < 150; i++) {
+          s.store.userMessage(s.session.id, "chatter");
+          s.store.assistantMessage(s.session.id);
+        }
+        const good = openCodeSessionSource(s.store.client, s.session.id);
+        let pages = 0;
+        const source: OpenCodeSessionSource = {
+          ...good,
+          page: (limit, before) => (pages++, good.page(limit, before)),
+          // the database says: more than asked for (ids only, as session_tip.ts reads them)
+          check: (limit = 8) => ({
+            page: {
+              messages: s.store.session(s.session.id).messages.slice(-limit).map((m) => ({
+                info: { id: m.info.id, role: "" },
+                parts: m.parts.map((p) => ({ id: p.id, type: "" })),
+              })),
+              complete: s.store.session(s.session.id).messages.length < limit,
+            },
+            revert: undefined,
+          }),
+        };
+        const m = s.store.assistantMessage(s.session.id);
+        const p = s.store.toolPart(m.info.id, "read", { filePath: join(dir, "a.txt") });
+        s.store.run(p);
+        const synced = s.cache.sync(source, { directory: dir, currentCallId: p.callID });
+        assert.equal(pages, 0); // decided before any page was asked for
+        assert.equal(await synced, undefined);
+        while (s.cache.stats.full === 0) await new Promise((r) => setTimeout(r, 1));
+        await check(dir, s.store, s.session.id, s.cache, p.callID, source);
+        assert.equal(s.cache.stats.background, 1);
+      },
+    );
+
     await t.step("a page of the background fetch fails: the next read starts again", async () => {
       const s = setup(dir);
       for (let i = 0; i < 150; i++) {

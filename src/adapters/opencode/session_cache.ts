@@ -113,7 +113,9 @@ export interface OpenCodeSessionSource {
    * without waiting; `undefined` when this source cannot tell so (then
    * `page` and `revert` are asked).
    */
-  check?(): { page: OpenCodeMessagePage; revert: OpenCodeRevertLike | undefined } | undefined;
+  check?(
+    limit?: number,
+  ): { page: OpenCodeMessagePage; revert: OpenCodeRevertLike | undefined } | undefined;
 }
 
 /**
@@ -444,9 +446,12 @@ export class OpenCodeSessionCache {
         // a long session's first read: its messages are fetched in the background, page by
         // page, and this read and those until it is done stay OpenCode's own (no metadata:
         // unknown on replay), so that no read waits for the whole session
-        const first = await source.page(FIRST_PAGE);
+        // how long the session is, from OpenCode's database where it can be read: then a long
+        // session's first read fetches nothing itself
+        const long = source.check?.(FIRST_PAGE + 1)?.page.complete === false;
+        const first = long ? undefined : await source.page(FIRST_PAGE);
         if (first?.complete) allP = Promise.resolve(first.messages);
-        else if (first !== undefined && first.older !== undefined) {
+        else if (long || (first !== undefined && first.older !== undefined)) {
           this.#startWalk(source, first, options.directory);
           this.stats.background = (this.stats.background ?? 0) + 1;
           return undefined;
@@ -500,15 +505,19 @@ export class OpenCodeSessionCache {
    * the first read started are then the next read's to account for. A page
    * that fails leaves the cache as it was: the next read is a first read.
    */
-  #startWalk(source: OpenCodeSessionSource, first: OpenCodeMessagePage, directory: string): void {
+  #startWalk(
+    source: OpenCodeSessionSource,
+    first: OpenCodeMessagePage | undefined,
+    directory: string,
+  ): void {
     this.#walking = true;
     const sessionEvents = this.#sessionEvents;
     const walk = async (): Promise<
       { messages: OpenCodeMessageLike[]; revert: OpenCodeRevertLike | undefined } | undefined
     > => {
-      const pages = [first.messages];
-      let before = first.older;
-      while (before !== undefined) {
+      const pages = first === undefined ? [] : [first.messages];
+      let before = first?.older;
+      for (let newest = first === undefined; newest || before !== undefined; newest = false) {
         await new Promise((r) => setTimeout(r, 0));
         const page = await source.page(WALK_PAGE, before);
         if (page === undefined) return undefined;
@@ -907,8 +916,8 @@ export function openCodeSessionSource(
 ): OpenCodeSessionSource {
   const path = { id: sessionID };
   return {
-    check: () => {
-      const tip = tips?.tip(sessionID, MIN_PAGE);
+    check: (limit = MIN_PAGE) => {
+      const tip = tips?.tip(sessionID, limit);
       return tip &&
         { page: { messages: tip.messages, complete: tip.complete }, revert: tip.revert };
     },
