@@ -903,8 +903,8 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     name: "file-at-size-cap-too-large",
     rule: "SPEC §13.1: a file of exactly maxFileBytes is cached",
     file: "src/shell/read_service.ts",
-    find: '    if (st.size > cap) return { kind: "too_large" };',
-    replace: '    if (st.size >= cap) return { kind: "too_large" };',
+    find: '    else if (st.size > cap) this.#outcome = { kind: "too_large" };',
+    replace: '    else if (st.size >= cap) this.#outcome = { kind: "too_large" };',
   },
   // §5.10 what other tools showed or changed
   {

@@ -18,6 +18,7 @@
  *
  * @module
  */
+import { createRequire } from "node:module";
 import { homedir } from "node:os";
 import { isAbsolute, join } from "node:path";
 import { env } from "node:process";
@@ -125,18 +126,16 @@ export async function openCodeTipReader(
 }
 
 async function openReadOnly(file: string): Promise<SqliteLike | undefined> {
-  const load = (spec: string): Promise<Record<string, unknown>> => import(spec);
   try {
-    const { Database } = await load("bun:sqlite") as {
+    // Bun's own module, through require (no other runtime has it)
+    const { Database } = createRequire(import.meta.url)("bun:sqlite") as {
       Database: new (f: string, o: { readonly: boolean }) => SqliteLike;
     };
     return new Database(file, { readonly: true });
   } catch { /* not Bun */ }
   try {
-    const { DatabaseSync } = await load("node:sqlite") as {
-      DatabaseSync: new (f: string, o: { readOnly: boolean }) => SqliteLike;
-    };
-    return new DatabaseSync(file, { readOnly: true });
+    const { DatabaseSync } = await import("node:sqlite");
+    return new DatabaseSync(file, { readOnly: true }) as unknown as SqliteLike;
   } catch {
     return undefined;
   }
