@@ -254,8 +254,16 @@ export function readRegularFileSync(path: string, cap: number): RegularFileRead 
   }
 }
 
-/** What {@linkcode readRegularFile} gives. */
-type RegularFileRead =
+/**
+ * What {@linkcode readRegularFile} gives.
+ *
+ * @example
+ * ```ts
+ * import type { RegularFileRead } from "@readcache/core/service";
+ * const r: RegularFileRead = { kind: "too_large" };
+ * ```
+ */
+export type RegularFileRead =
   | { kind: "ok"; bytes: Uint8Array }
   | { kind: "not_a_regular_file" }
   | { kind: "too_large" };
