@@ -43,6 +43,19 @@ function setup(dir: string) {
   return s;
 }
 
+/** `n` turns of a prompt and an answer without calls. */
+function chatter(s: ReturnType<typeof setup>, n: number): void {
+  for (let i = 0; i < n; i++) {
+    s.store.userMessage(s.session.id, "chatter");
+    s.store.assistantMessage(s.session.id);
+  }
+}
+
+/** Until the cache has fetched the whole session (the background fetch of a first read). */
+async function fetchedOnce(cache: OpenCodeSessionCache): Promise<void> {
+  while (cache.stats.full === 0) await new Promise((r) => setTimeout(r, 1));
+}
+
 /** What a full conversion and a fresh replay give, and what the cache gives, must agree. */
 async function check(
   dir: string,
@@ -343,10 +356,7 @@ Deno.test("the cache falls back to every message where the newest are not enough
             cache.onEvent(e);
           }
         });
-        for (let i = 0; i < 150; i++) {
-          s.store.userMessage(s.session.id, "chatter");
-          s.store.assistantMessage(s.session.id);
-        }
+        chatter(s, 150);
         const source = openCodeSessionSource(s.store.client, s.session.id);
         const m = s.store.assistantMessage(s.session.id);
         const p = s.store.toolPart(m.info.id, "read", { filePath: join(dir, "a.txt") });
@@ -364,7 +374,7 @@ Deno.test("the cache falls back to every message where the newest are not enough
           undefined,
         );
         s.store.complete(q, "out", META(join(dir, "a.txt")));
-        while (cache.stats.full === 0) await new Promise((r) => setTimeout(r, 1));
+        await fetchedOnce(cache);
         assert.equal(cache.stats.background, 2);
         // then every read is brought up to date as usual, and gives the full conversion's branch
         await steps(dir, { store: s.store, session: s.session, cache, muted: false }, 4);
@@ -377,10 +387,7 @@ Deno.test("the cache falls back to every message where the newest are not enough
       "a long session known from OpenCode's database: its first read fetches nothing itself",
       async () => {
         const s = setup(dir);
-        for (let i = 0; i < 150; i++) {
-          s.store.userMessage(s.session.id, "chatter");
-          s.store.assistantMessage(s.session.id);
-        }
+        chatter(s, 150);
         const good = openCodeSessionSource(s.store.client, s.session.id);
         let pages = 0;
         const source: OpenCodeSessionSource = {
@@ -404,7 +411,7 @@ Deno.test("the cache falls back to every message where the newest are not enough
         const synced = s.cache.sync(source, { directory: dir, currentCallId: p.callID });
         assert.equal(pages, 0); // decided before any page was asked for
         assert.equal(await synced, undefined);
-        while (s.cache.stats.full === 0) await new Promise((r) => setTimeout(r, 1));
+        await fetchedOnce(s.cache);
         await check(dir, s.store, s.session.id, s.cache, p.callID, source);
         assert.equal(s.cache.stats.background, 1);
       },
@@ -412,10 +419,7 @@ Deno.test("the cache falls back to every message where the newest are not enough
 
     await t.step("a page of the background fetch fails: the next read starts again", async () => {
       const s = setup(dir);
-      for (let i = 0; i < 150; i++) {
-        s.store.userMessage(s.session.id, "chatter");
-        s.store.assistantMessage(s.session.id);
-      }
+      chatter(s, 150);
       const good = openCodeSessionSource(s.store.client, s.session.id);
       let pages = 0;
       const flaky: OpenCodeSessionSource = {
@@ -439,17 +443,14 @@ Deno.test("the cache falls back to every message where the newest are not enough
         await s.cache.sync(flaky, { directory: dir, currentCallId: p.callID }),
         undefined,
       );
-      while (s.cache.stats.full === 0) await new Promise((r) => setTimeout(r, 1));
+      await fetchedOnce(s.cache);
       await check(dir, s.store, s.session.id, s.cache, p.callID);
     });
 
     await t.step("many messages since the last read: older pages by the cursor", async () => {
       const s = setup(dir);
       await steps(dir, s, 2);
-      for (let i = 0; i < 40; i++) {
-        s.store.userMessage(s.session.id, "chatter");
-        s.store.assistantMessage(s.session.id);
-      }
+      chatter(s, 40);
       await steps(dir, s, 2);
       assert.equal(s.cache.stats.full, 1);
       assert.equal(s.cache.stats.tail, 3);

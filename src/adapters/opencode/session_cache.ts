@@ -445,9 +445,8 @@ export class OpenCodeSessionCache {
       if (why === "first read") {
         // a long session's first read: its messages are fetched in the background, page by
         // page, and this read and those until it is done stay OpenCode's own (no metadata:
-        // unknown on replay), so that no read waits for the whole session
-        // how long the session is, from OpenCode's database where it can be read: then a long
-        // session's first read fetches nothing itself
+        // unknown on replay), so that no read waits for the whole session; how long it is comes
+        // from OpenCode's database where it can be read (then this read fetches nothing)
         const long = source.check?.(FIRST_PAGE + 1)?.page.complete === false;
         const first = long ? undefined : await source.page(FIRST_PAGE);
         if (first?.complete) allP = Promise.resolve(first.messages);
@@ -483,16 +482,7 @@ export class OpenCodeSessionCache {
       }
       const all = await (allP ?? source.all());
       if (all === undefined) return undefined;
-      this.stats.full++;
-      this.stats.fallbacks[why!] = (this.stats.fallbacks[why!] ?? 0) + 1;
-      this.stats.fetched += all.length;
-      const visible = messagesBeforeRevert(all, revert);
-      const current = this.#apply(0, visible, options, undefined) || undefined;
-      // the cache holds the session only without a revert point (the messages after it are
-      // not converted); otherwise the next read fetches everything again
-      this.#valid = !revert;
-      this.#keepRaw(revert ? [] : all);
-      return { current, knowledge: this.#syncKnowledge() };
+      return this.#takeAll(all, revert, why!, options);
     } finally {
       this.#fetching = this.#walking;
     }
@@ -533,16 +523,32 @@ export class OpenCodeSessionCache {
       this.#walking = false;
       this.#fetching = false;
       if (r === undefined) return;
-      this.stats.full++;
-      this.stats.fallbacks["first read"] = (this.stats.fallbacks["first read"] ?? 0) + 1;
-      this.stats.fetched += r.messages.length;
       this.#revert = this.#sessionEvents === sessionEvents ? r.revert : false;
-      this.#apply(0, messagesBeforeRevert(r.messages, r.revert), { directory }, undefined);
-      this.#valid = !r.revert;
-      this.#keepRaw(r.revert ? [] : r.messages);
-      this.#syncKnowledge();
+      this.#takeAll(r.messages, r.revert, "first read", { directory });
     };
     walk().then(done, () => done(undefined));
+  }
+
+  /**
+   * Rebuilds the cache from every message of the session (fetched because
+   * of `why`) and replays the knowledge to it.
+   */
+  #takeAll(
+    all: readonly OpenCodeMessageLike[],
+    revert: OpenCodeRevertLike | undefined,
+    why: string,
+    options: { directory: string; currentCallId?: string },
+  ): { current?: OpenCodeBranch["current"]; knowledge: BranchKnowledge } {
+    this.stats.full++;
+    this.stats.fallbacks[why] = (this.stats.fallbacks[why] ?? 0) + 1;
+    this.stats.fetched += all.length;
+    const current = this.#apply(0, messagesBeforeRevert(all, revert), options, undefined) ||
+      undefined;
+    // the cache holds the session only without a revert point (the messages after it are
+    // not converted); otherwise the next read fetches everything again
+    this.#valid = !revert;
+    this.#keepRaw(revert ? [] : all);
+    return { current, knowledge: this.#syncKnowledge() };
   }
 
   /** The entries of the branch as last synced (a copy). */
