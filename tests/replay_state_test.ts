@@ -412,11 +412,11 @@ const RULE_FILES = [
 // §5.8), as on OpenCode and Claude Code. Still format 2 (issue 41): grepToolLines skips rows of
 // pi's grep over 500 characters and grepShownLines is unchanged; both decide a grep result's
 // record when it comes back, never replay. Still format 2 (issue 39): readRegularFile shares its
-// reads with readRegularFileSync (the OpenCode plugin's), the same bytes; reading files is no rule
-// of replay.
+// reads with readRegularFileSync (the OpenCode plugin's), the same bytes, and exports its result
+// type RegularFileRead; reading files is no rule of replay.
 const PINNED: Record<number, string> = {
   1: "3278955fee1383a2fabde5572ba69970f83f1a9be2e45725b096cc5367377b27",
-  2: "464b4ae522b7384b88627f2896f86871a42901d2f6f3167caa45b6d03aa47d22",
+  2: "8fd6e3c1adc8087d77a91d641e1bf2eeaa4057c74923720a16839677764e7a96",
 };
 
 Deno.test("the saved replay's format changes with the rules it depends on", () => {
