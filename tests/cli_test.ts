@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { cliArgs, jsonOf, type Run, runCli } from "./support/cli_run.ts";
 import { parseSessionJsonl, PiBranchConverter } from "../src/adapters/pi/branch.ts";
 import { BranchKnowledge } from "../src/core/knowledge.ts";
-import { activeBranch } from "../src/core/replay.ts";
+import { activeBranch, REPLAY_STATE_FORMAT } from "../src/core/replay.ts";
 import { bytesInWords, formatStatusReport, PLAIN_STYLE, tallyReads } from "../src/core/status.ts";
 import { callResolvers, resolveCall, serveRead } from "../src/shell/read_service.ts";
 import { FsObjectStore } from "../src/store/fs_object_store.ts";
@@ -719,6 +719,8 @@ Deno.test("gc while pi reads: every read stays correct (a missing base is a full
     let reads = 0;
     let during = 0;
     while (running || reads < 5) {
+      // as pi does between two reads: the event loop runs (a read alone never waits on it)
+      await new Promise((r) => setTimeout(r, 0));
       const knowledge = new BranchKnowledge();
       knowledge.sync(branch);
       const served = await serveRead({ path: "notes.txt" }, knowledge, { ...deps, store });
@@ -1876,33 +1878,33 @@ Deno.test("gc removes saved replays that are damaged, of an older format or a go
     const state = join(w.work, ".pi/readcache/state");
     await Deno.mkdir(state, { mode: 0o700 });
     const old = new Date(Date.now() - 30 * 24 * HOUR);
-    const save = async (key: string, body: unknown, damaged = false) => {
-      const bytes = new TextEncoder().encode(JSON.stringify(body));
+    const save = async (key: string, body: string, damaged = false) => {
+      const bytes = new TextEncoder().encode(body);
       const header = damaged ? "0".repeat(64) : sha256(bytes);
       const path = join(state, `${sha256(key)}.json`);
-      await Deno.writeTextFile(path, `${header}\n${new TextDecoder().decode(bytes)}`, {
-        mode: 0o600,
-      });
+      await Deno.writeTextFile(path, `${header}\n${body}`, { mode: 0o600 });
       await Deno.utime(path, old, old);
       return path;
     };
-    const saved = (file: string, format: number) => ({
-      session: "s",
-      file,
-      home: "/home/me",
-      state: { format },
-    });
-    const usable = await save("usable", saved(w.readcache, 2));
-    const gone = await save("gone", saved(join(w.sessions, "deleted.jsonl"), 2));
+    // the layout the extension writes: a header line, then the packed state
+    const saved = (file: string, format: number) =>
+      `${JSON.stringify({ format, session: "s", file, home: "/home/me" })}\n{"format":${format}}`;
+    const usable = await save("usable", saved(w.readcache, REPLAY_STATE_FORMAT));
+    const gone = await save("gone", saved(join(w.sessions, "deleted.jsonl"), REPLAY_STATE_FORMAT));
     const outdated = await save("outdated", saved(w.readcache, 1));
-    const damaged = await save("damaged", saved(w.readcache, 2), true);
+    // the layout before the packed state (one JSON object): outdated as well
+    const unpacked = await save(
+      "unpacked",
+      JSON.stringify({ session: "s", file: w.readcache, home: "/home/me", state: { format: 2 } }),
+    );
+    const damaged = await save("damaged", saved(w.readcache, REPLAY_STATE_FORMAT), true);
 
     const doctor = await cli(w, ["doctor"]);
     assert.equal(doctor.code, 0, doctor.stdout);
-    assert.match(doctor.stdout, /4 saved replays \([^)]*; 1 usable\)/);
+    assert.match(doctor.stdout, /5 saved replays \([^)]*; 1 usable\)/);
     assert.match(
       doctor.stdout,
-      /3 saved replays never used again \(1 damaged, 1 of an older format, 1 of session files that are gone\)/,
+      /4 saved replays never used again \(1 damaged, 2 of an older format, 1 of session files that are gone\)/,
     );
 
     const gc = await cli(w, ["gc", "--json"]);
@@ -1915,6 +1917,7 @@ Deno.test("gc removes saved replays that are damaged, of an older format or a go
         [damaged, "replay_damaged"],
         [gone, "replay_orphaned"],
         [outdated, "replay_outdated"],
+        [unpacked, "replay_outdated"],
       ].sort(),
     );
     assert.deepEqual([...Deno.readDirSync(state)].map((e) => join(state, e.name)), [usable]);

@@ -119,6 +119,8 @@ const WARM = 200;
 const COLD = 15;
 const RELOADED = 7;
 const COMPACTION_BACK = 500;
+/** Issue 39: cold at 20,000 and 100,000 entries with a compaction this far up, saved or not. */
+const FAR_COMPACTION = 5000;
 
 // ---------------------------------------------------------------------------------------------
 // The workload
@@ -457,14 +459,14 @@ function comparePair(what) {
  * (`prcOne(k)`) alternating with them: ours, then it, for the same file (load moves between
  * them alike). Returns [ours, pi-readcache's].
  */
-async function alternate(count, one, prcCount, prcOne) {
+async function alternate(count, one, prcCount, prcOne, what = "") {
   const xs = [];
   const ys = [];
   for (let k = 0; k < count; k++) {
     xs.push(await one(k));
     if (PRC !== undefined && k < prcCount) {
       ys.push(await prcOne(k));
-      comparePair(`f${k}.ts`);
+      comparePair(`${what}f${k}.ts`);
     }
   }
   return [xs, ys];
@@ -587,12 +589,14 @@ for (const n of SIZES) {
     (k) => coldRead(k, () => newHarness(session)),
     pc,
     (k) => coldRead(k, () => newHarness(session, PRC)),
+    "coldNew ",
   );
   const [coldOpen, prcOpen] = await alternate(
     COLD,
     (k) => reopenedRead(session, k),
     pc,
     (k) => reopenedRead(session, k, PRC),
+    "coldOpen ",
   );
   const savedKb = (existsSync(STATE_DIR) ? readdirSync(STATE_DIR) : [])
     .reduce((kb, name) => kb + statSync(join(STATE_DIR, name)).size / 1024, 0);
@@ -613,6 +617,7 @@ for (const n of SIZES) {
     (k) => coldRead(k, () => reloadedHarness(session)),
     pr,
     (k) => coldRead(k, () => reloadedHarness(session, PRC)),
+    "reloaded ",
   );
   // last: a read on another branch saves the replay there (SPEC §6.5), off this branch
   const half = Math.floor(n / 2);
@@ -621,6 +626,7 @@ for (const n of SIZES) {
     (k) => treeRead(host, k, half),
     pc,
     (k) => treeRead(prcHost, k, half),
+    "tree ",
   );
 
   // the same cold cases on a branch with a compaction 500 entries above its leaf
@@ -636,18 +642,21 @@ for (const n of SIZES) {
     (k) => coldRead(k, () => newHarness(session)),
     pc,
     (k) => coldRead(k, () => newHarness(session, PRC)),
+    "cNew ",
   );
   const [cOpen, prcCOpen] = await alternate(
     COLD,
     (k) => reopenedRead(session, k),
     pc,
     (k) => reopenedRead(session, k, PRC),
+    "cOpen ",
   );
   const [cReloaded, prcCReloaded] = await alternate(
     RELOADED,
     (k) => coldRead(k, () => reloadedHarness(session)),
     pr,
     (k) => coldRead(k, () => reloadedHarness(session, PRC)),
+    "cReloaded ",
   );
   const back = COMPACTION_BACK / 2; // half-way up to the compaction
   const [cTree, prcCTree] = await alternate(
@@ -655,6 +664,7 @@ for (const n of SIZES) {
     (k) => treeRead(host, k, back),
     pc,
     (k) => treeRead(prcHost, k, back),
+    "cTree ",
   );
 
   // heaps last (full collections), then code warm again for the next size
@@ -663,6 +673,29 @@ for (const n of SIZES) {
   session.branch(mainTip);
   const heap = await heapOf(session);
   const prcHeap = PRC === undefined ? undefined : await heapOf(session, PRC);
+
+  // a compaction 5,000 entries up (a long session compacted a while ago): the walk to it, with
+  // the replay saved on the way and with nothing saved
+  let far;
+  if (n >= 4 * FAR_COMPACTION) {
+    const farAt = above(session, FAR_COMPACTION);
+    session.branch(farAt);
+    session.appendCompaction("summary", farAt, 1000);
+    await grow(host, depth(session) + FAR_COMPACTION - 1, counter);
+    churn();
+    const farSaved = await coldReads(COLD, () => newHarness(session));
+    const farKept = `${STATE_DIR}.far`;
+    const farHad = existsSync(STATE_DIR);
+    if (farHad) cpSync(STATE_DIR, farKept, { recursive: true });
+    const farUnsaved = await coldReads(COLD, () => {
+      rmSync(STATE_DIR, { recursive: true, force: true });
+      return newHarness(session);
+    });
+    rmSync(STATE_DIR, { recursive: true, force: true });
+    if (farHad) renameSync(farKept, STATE_DIR);
+    session.branch(mainTip);
+    far = { coldNew: stats(farSaved), coldUnsaved: stats(farUnsaved) };
+  }
   if (n !== SIZES.at(-1)) await warmUp();
   rows.push({
     entries: n,
@@ -686,6 +719,7 @@ for (const n of SIZES) {
       reloaded: stats(cReloaded),
       heapMb: cHeap,
     },
+    far,
   });
   if (PRC !== undefined) {
     prcRows.push({
@@ -768,9 +802,32 @@ for (const r of rows) {
     } | ${c.heapMb.toFixed(2)} MB |`,
   );
 }
+const farRows = rows.filter((r) => r.far !== undefined);
+if (farRows.length > 0) {
+  console.log(
+    `\nBranch with a compaction ${FAR_COMPACTION.toLocaleString("en")} entries above the leaf:\n`,
+  );
+  console.log("| entries | cold, new instance | cold, nothing saved |");
+  console.log("|---|---|---|");
+  for (const r of farRows) {
+    console.log(
+      `| ${r.entries.toLocaleString("en")} | ${f(r.far.coldNew)} | ${f(r.far.coldUnsaved)} |`,
+    );
+  }
+}
 console.log("");
 
 const target = (ok) => ok ? "meets target" : "MISSES target";
+for (const r of farRows) {
+  const c = Math.max(r.far.coldNew.p50, r.far.coldUnsaved.p50);
+  console.log(
+    `compaction ${FAR_COMPACTION.toLocaleString("en")} entries up, cold at ${
+      r.entries.toLocaleString("en")
+    }: new instance ${r.far.coldNew.p50.toFixed(2)} ms, nothing saved ${
+      r.far.coldUnsaved.p50.toFixed(2)
+    } ms (target <= 15 ms: ${target(c <= 15)})`,
+  );
+}
 const at = (n) => rows.find((r) => r.entries === n);
 const small = rows[0];
 const n0 = small.entries.toLocaleString("en");
@@ -908,6 +965,25 @@ if (PRC === undefined) {
       }x (${a.coldOpen.p50.toFixed(2)} / ${b.coldOpen.p50.toFixed(2)} ms): ${
         target(Math.max(rNew, rOpen) <= 0.3)
       }`,
+    );
+  }
+  const p1 = prcRows.find((p) => p.entries === 1_000);
+  const r1 = at(1_000);
+  if (r1 !== undefined && p1 !== undefined) {
+    // issue 39: a cold start no slower than pi-readcache's at 1,000 entries, every cold case
+    const cases = [
+      ["new instance", r1.none.coldNew, p1.none.coldNew],
+      ["reopened", r1.none.coldOpen, p1.none.coldOpen],
+      ["compaction, new instance", r1.compacted.coldNew, p1.compacted.coldNew],
+      ["compaction, reopened", r1.compacted.coldOpen, p1.compacted.coldOpen],
+    ].map(([name, a, b]) => [name, a.p50 / b.p50, a.p50, b.p50]);
+    console.log(
+      `cold at 1,000, ours / ${prc} (target <= 1x): ${
+        cases.map(([name, x, a, b]) =>
+          `${name} ${x.toFixed(2)}x (${a.toFixed(2)} / ${b.toFixed(2)} ms)`
+        )
+          .join(", ")
+      }: ${target(cases.every(([, x]) => x <= 1))}`,
     );
   }
   console.log(`answers of the timed reads: ours ${modes(OURS)}; ${prc} ${modes(PRC)}`);

@@ -200,14 +200,18 @@ export async function checkSavedReplay(path: string, cap: number): Promise<Saved
   const header = new TextDecoder().decode(bytes.subarray(0, Math.max(cut, 0)));
   const body = bytes.subarray(cut + 1);
   if (cut !== 64 || sha256Hex(body) !== header) return { state: "damaged" };
-  let saved: { file?: unknown; state?: { format?: unknown } };
+  // its first line says whose it is and its format (the packed state is on the second)
+  const firstLine = body.indexOf(0x0a);
+  let saved: { file?: unknown; format?: unknown };
   try {
-    saved = JSON.parse(new TextDecoder().decode(body));
+    saved = JSON.parse(
+      new TextDecoder().decode(firstLine < 0 ? body : body.subarray(0, firstLine)),
+    );
   } catch {
     return { state: "damaged" };
   }
   if (typeof saved?.file !== "string") return { state: "damaged" };
-  if (saved.state?.format !== REPLAY_STATE_FORMAT) return { state: "outdated" };
+  if (firstLine < 0 || saved.format !== REPLAY_STATE_FORMAT) return { state: "outdated" };
   try {
     await lstat(saved.file);
     return { state: "usable", file: saved.file };

@@ -49,7 +49,8 @@ export interface PiRunOptions {
    * The extension's `saveReplayEvery` (SPEC §6.5). Default 1: a file-backed
    * session's replay is saved at every quiet read, so every restart, `/tree`
    * and fork of a vector continues from a saved replay where one is on the
-   * branch (the port exercises saved replays as much as it can).
+   * branch (the port exercises saved replays as much as it can: they are
+   * not weighed against the walk, `weighSavedReplay: false`).
    */
   saveReplayEvery?: number;
 }
@@ -131,7 +132,12 @@ async function run(
     host.registerTool(createEditToolDefinition(cwd) as unknown as PiToolDefinition);
     host.registerTool(createBashToolDefinition(cwd) as unknown as PiToolDefinition);
     host.registerTool(createGrepToolDefinition(cwd) as unknown as PiToolDefinition);
-    createReadcacheExtension({ config, home: () => home, saveReplayEvery })(host);
+    createReadcacheExtension({
+      config,
+      home: () => home,
+      saveReplayEvery,
+      weighSavedReplay: false,
+    })(host);
     if (events) host.emit("session_start");
     return host;
   };

@@ -9,7 +9,13 @@
  * @module
  */
 import { OffsetBeyondEndError } from "./errors.ts";
-import { DEFAULT_MAX_BYTES, formatSize, truncateHead, type TruncationResult } from "./truncate.ts";
+import {
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_LINES,
+  formatSize,
+  truncateHead,
+  type TruncationResult,
+} from "./truncate.ts";
 
 /**
  * Input of {@linkcode renderBaselineRead}.
@@ -149,4 +155,32 @@ export function renderBaselineRead(input: BaselineReadInput): BaselineReadOutput
   }
 
   return { text: truncation.content, totalLines, shownStart, shownEnd };
+}
+
+/**
+ * The lines {@linkcode renderBaselineRead} shows (`shownStart`, `shownEnd`),
+ * found without rendering when nothing can be truncated: a file of at most
+ * 2,000 lines and 50 KiB (`byteLength`, its UTF-8 size) shows every line the
+ * offset and limit select. `undefined` otherwise (render it to know).
+ * `totalLines` is the file's line count (`text.split("\n").length`).
+ *
+ * @example
+ * ```ts
+ * import { baselineShownLines } from "@readcache/core/rules";
+ * baselineShownLines({ offset: 2, limit: 5 }, 10, 120); // { shownStart: 2, shownEnd: 6 }
+ * ```
+ */
+export function baselineShownLines(
+  input: Pick<BaselineReadInput, "offset" | "limit">,
+  totalLines: number,
+  byteLength: number,
+): { shownStart: number; shownEnd: number } | undefined {
+  const { offset, limit } = input;
+  if (byteLength > DEFAULT_MAX_BYTES || totalLines > DEFAULT_MAX_LINES) return undefined;
+  if (offset !== undefined && !(Number.isSafeInteger(offset) && offset >= 0)) return undefined;
+  if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 0)) return undefined;
+  const startLine = offset ? offset - 1 : 0;
+  if (startLine >= totalLines) return undefined; // renderBaselineRead throws
+  const endLine = limit === undefined ? totalLines : Math.min(startLine + limit, totalLines);
+  return { shownStart: startLine + 1, shownEnd: endLine };
 }

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { renderBaselineRead } from "./baseline.ts";
+import { type BaselineReadOutput, baselineShownLines, renderBaselineRead } from "./baseline.ts";
 import { unifiedDiff } from "./diff.ts";
 import { sha256Hex } from "./hash.ts";
 import {
@@ -207,7 +207,8 @@ interface Prepared {
   start: number;
   end: number;
   scope: ScopeKey;
-  baseline: ReturnType<typeof renderBaselineRead>;
+  /** pi's output for the read, rendered when an answer needs it (an unchanged one does not). */
+  readonly baseline: BaselineReadOutput;
 }
 
 type Preparation = { kind: "plain"; decision: ReadDecision } | { kind: "ok"; p: Prepared };
@@ -229,17 +230,21 @@ function prepare(input: DecisionInput, cfg: DecisionConfig): Preparation {
   if (text.includes("\0")) return { kind: "plain", decision: plain(input, text, "binary") };
   const totalLines = countLines(text);
   normalizeRange(input.offset, input.limit, totalLines); // validates; throws pi's offset error
-  const baseline = renderBaselineRead({
-    text,
-    displayPath: input.displayPath,
-    offset: input.offset,
-    limit: input.limit,
-  });
-  if (baseline.shownEnd < baseline.shownStart) {
+  let rendered: BaselineReadOutput | undefined;
+  const render = (): BaselineReadOutput =>
+    rendered ??= renderBaselineRead({
+      text,
+      displayPath: input.displayPath,
+      offset: input.offset,
+      limit: input.limit,
+    });
+  // the lines shown, without rendering them where nothing can be truncated
+  const shown = baselineShownLines(input, totalLines, input.bytes.length) ?? render();
+  if (shown.shownEnd < shown.shownStart) {
     return { kind: "plain", decision: plain(input, text, "nothing_shown") };
   }
-  const start = baseline.shownStart;
-  const end = baseline.shownEnd;
+  const start = shown.shownStart;
+  const end = shown.shownEnd;
   return {
     kind: "ok",
     p: {
@@ -249,7 +254,9 @@ function prepare(input: DecisionInput, cfg: DecisionConfig): Preparation {
       start,
       end,
       scope: scopeKeyFor(start, end, totalLines),
-      baseline,
+      get baseline() {
+        return render();
+      },
     },
   };
 }

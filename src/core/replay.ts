@@ -368,8 +368,14 @@ export function activeBranch(
 /** Counts of valid read events by mode. */
 export type ModeCounts = Record<ReadMode, number>;
 
-export { parseReplayState, REPLAY_STATE_FORMAT, validateReplayState } from "./replay_state.ts";
-export type { ReplayState, ReplayStateGroup } from "./replay_state.ts";
+export {
+  packReplayState,
+  parseReplayState,
+  REPLAY_STATE_FORMAT,
+  unpackReplayState,
+  validateReplayState,
+} from "./replay_state.ts";
+export type { PackedReplayState, ReplayState, ReplayStateGroup } from "./replay_state.ts";
 
 function zeroCounts(): ModeCounts {
   return Object.fromEntries(READ_MODES.map((m) => [m, 0])) as ModeCounts;

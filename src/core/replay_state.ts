@@ -10,7 +10,7 @@
 import { z } from "zod";
 import { READ_MODES } from "./meta.ts";
 import { isScopeKey, type ScopeKey } from "./scope.ts";
-import type { PathTrust } from "./trust.ts";
+import type { PathTrust, ScopeTrust } from "./trust.ts";
 import type { LineView } from "./view.ts";
 
 /**
@@ -168,6 +168,15 @@ const isRec = (v: unknown): v is Rec => typeof v === "object" && v !== null && !
 const isNum = (v: unknown): v is number => typeof v === "number" && Number.isFinite(v);
 const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 const isHash = (v: unknown): boolean => typeof v === "string" && /^[0-9a-f]{64}$/.test(v);
+/** {@linkcode isHash} without a regular expression (the packed layout checks every hash once). */
+function isHexHash(v: unknown): boolean {
+  if (typeof v !== "string" || v.length !== 64) return false;
+  for (let i = 0; i < 64; i++) {
+    const c = v.charCodeAt(i);
+    if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false;
+  }
+  return true;
+}
 const isStr = (v: unknown): v is string => typeof v === "string";
 /** Only these keys, and every key of `required`. */
 function keysWithin(o: Rec, allowed: readonly string[], required: readonly string[]): boolean {
@@ -251,4 +260,294 @@ export function parseReplayState(value: unknown): ReplayState | undefined {
   if (!ok) return undefined;
   const state = v as unknown as ReplayState;
   return idsUnique(state.groups) ? state : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The packed layout a saved replay is written in: the same state, each name and content hash
+// written once, views as runs of numbers. A cold start parses it before its first answer, so its
+// size is most of what a saved replay costs (a third of the plain JSON of the state).
+
+/**
+ * A {@linkcode ReplayState} packed for saving (SPEC §6.5): every identity
+ * and name in `names` once, every content hash in `hashes` once, the groups
+ * referring to them by index, each line view five numbers (`seq`, `start`,
+ * `end` with 0 for a view to the end of the file, the index of its hash or
+ * -1 for none, 1 when vacant). Plain JSON data; made by
+ * {@linkcode packReplayState}, read back by {@linkcode unpackReplayState}.
+ *
+ * @example
+ * ```ts
+ * import { packReplayState, ReplayCursor } from "@readcache/core/replay";
+ * const c = new ReplayCursor();
+ * c.advance([{ id: "u1", parentId: null, kind: "other" }]);
+ * packReplayState(c.saveState()!).names; // []
+ * ```
+ */
+export interface PackedReplayState {
+  /** Always {@linkcode REPLAY_STATE_FORMAT}. */
+  format: number;
+  /** {@linkcode ReplayState.leafId}. */
+  leafId: string;
+  /** {@linkcode ReplayState.compactionId}. */
+  compactionId: string | null;
+  /** {@linkcode ReplayState.windowSize}. */
+  windowSize: number;
+  /** {@linkcode ReplayState.seq}. */
+  seq: number;
+  /** {@linkcode ReplayState.ord}. */
+  ord: number;
+  /** {@linkcode ReplayState.turnOrd}. */
+  turnOrd: number;
+  /** {@linkcode ReplayState.turnSeq}. */
+  turnSeq: number;
+  /** {@linkcode ReplayState.modeCounts}, in the order of `READ_MODES`. */
+  modes: number[];
+  /** Every identity and name, once. */
+  names: string[];
+  /** Every content hash, once. */
+  hashes: string[];
+  /**
+   * Each group: ids (indexes into `names`), trust (`[name, full, ranges]`:
+   * `full` is `[hash, seq]` or 0 for none, each range `[scopeKey, hash,
+   * seq]`), views by identity and by name (`[name, numbers]`), `lastOrd`,
+   * `ignored`.
+   */
+  groups: [
+    number[],
+    [number, [number, number] | 0, [string, number, number][]][],
+    [number, number[]][],
+    [number, number[]][],
+    number,
+    number,
+  ][];
+  /** {@linkcode ReplayState.shown}, the identity as an index into `names`. */
+  shown: [number, [string, string][]][];
+}
+
+/**
+ * `state` in the packed layout a saved replay is written in (SPEC §6.5).
+ * {@linkcode unpackReplayState} gives back an equal state.
+ *
+ * @example
+ * ```ts
+ * import { packReplayState, ReplayCursor, unpackReplayState } from "@readcache/core/replay";
+ * const c = new ReplayCursor();
+ * c.advance([{ id: "u1", parentId: null, kind: "other" }]);
+ * unpackReplayState(JSON.parse(JSON.stringify(packReplayState(c.saveState()!))))?.leafId; // "u1"
+ * ```
+ */
+export function packReplayState(state: ReplayState): PackedReplayState {
+  const names: string[] = [];
+  const nameAt = new Map<string, number>();
+  const name = (s: string): number => {
+    let i = nameAt.get(s);
+    if (i === undefined) nameAt.set(s, i = names.push(s) - 1);
+    return i;
+  };
+  const hashes: string[] = [];
+  const hashAt = new Map<string, number>();
+  const hashOf = (h: string): number => {
+    let i = hashAt.get(h);
+    if (i === undefined) hashAt.set(h, i = hashes.push(h) - 1);
+    return i;
+  };
+  const views = (vs: LineView[]): number[] => {
+    const out: number[] = [];
+    for (const v of vs) {
+      out.push(
+        v.seq,
+        v.start,
+        v.end === Number.MAX_SAFE_INTEGER ? 0 : v.end,
+        v.hash === null ? -1 : hashOf(v.hash),
+        v.vacant === true ? 1 : 0,
+      );
+    }
+    return out;
+  };
+  const groups: PackedReplayState["groups"] = state.groups.map((g) => [
+    g.ids.map(name),
+    g.trust.map(([k, t]) => [
+      name(k),
+      t.full === undefined ? 0 : [hashOf(t.full.hash), t.full.seq],
+      Object.entries(t.ranges).map(([scope, r]) => [scope, hashOf(r.hash), r.seq]),
+    ]),
+    g.keyViews.map(([k, vs]) => [name(k), views(vs)]),
+    g.nameViews.map(([k, vs]) => [name(k), views(vs)]),
+    g.lastOrd,
+    g.ignored,
+  ]);
+  return {
+    format: state.format,
+    leafId: state.leafId,
+    compactionId: state.compactionId,
+    windowSize: state.windowSize,
+    seq: state.seq,
+    ord: state.ord,
+    turnOrd: state.turnOrd,
+    turnSeq: state.turnSeq,
+    modes: READ_MODES.map((m) => state.modeCounts[m]),
+    names,
+    hashes,
+    groups,
+    shown: state.shown.map(([k, m]) => [name(k), m.map(([l, s]) => [l, s])]),
+  };
+}
+
+const PACKED_KEYS = [
+  "format",
+  "leafId",
+  "compactionId",
+  "windowSize",
+  "seq",
+  "ord",
+  "turnOrd",
+  "turnSeq",
+  "modes",
+  "names",
+  "hashes",
+  "groups",
+  "shown",
+];
+
+/** Thrown inside {@linkcode unpackReplayState} at the first thing that is not as packed. */
+class NotPacked extends Error {}
+
+/**
+ * The {@linkcode ReplayState} a packed one read back from JSON holds, or
+ * `undefined` when the value is not a packed state of this format (another
+ * version, a damaged file): the caller then replays the branch as if nothing
+ * had been saved. What it gives is always a state the zod schema accepts
+ * ({@linkcode validateReplayState}).
+ *
+ * @example
+ * ```ts
+ * import { unpackReplayState } from "@readcache/core/replay";
+ * unpackReplayState({ format: 0 }); // undefined
+ * ```
+ */
+export function unpackReplayState(value: unknown): ReplayState | undefined {
+  try {
+    return unpack(value);
+  } catch (e) {
+    if (e instanceof NotPacked) return undefined;
+    throw e;
+  }
+}
+
+function need(ok: boolean): void {
+  if (!ok) throw new NotPacked();
+}
+
+function arrayOf(v: unknown, length?: number): unknown[] {
+  need(Array.isArray(v) && (length === undefined || v.length === length));
+  return v as unknown[];
+}
+
+function unpack(value: unknown): ReplayState {
+  need(isRec(value) && keysWithin(value, PACKED_KEYS, PACKED_KEYS));
+  const v = value as Rec;
+  need(
+    v.format === REPLAY_STATE_FORMAT && isStr(v.leafId) && v.leafId !== "" &&
+      (v.compactionId === null || (isStr(v.compactionId) && v.compactionId !== "")) &&
+      isCount(v.windowSize) && v.windowSize >= 1 && isNum(v.seq) && isCount(v.ord) &&
+      isCount(v.turnOrd) && isNum(v.turnSeq),
+  );
+  const modes = arrayOf(v.modes, READ_MODES.length);
+  const modeCounts: Record<string, number> = {};
+  READ_MODES.forEach((m, i) => {
+    need(isCount(modes[i]));
+    modeCounts[m] = modes[i] as number;
+  });
+  const names = arrayOf(v.names);
+  for (const n of names) need(isStr(n));
+  const hashes = arrayOf(v.hashes);
+  for (const h of hashes) need(isHexHash(h));
+  const nameAt = (i: unknown): string => {
+    need(Number.isInteger(i) && (i as number) >= 0 && (i as number) < names.length);
+    return names[i as number] as string;
+  };
+  const hashAt = (i: unknown): string => {
+    need(Number.isInteger(i) && (i as number) >= 0 && (i as number) < hashes.length);
+    return hashes[i as number] as string;
+  };
+  const scopeTrust = (h: unknown, seq: unknown): ScopeTrust => {
+    need(isNum(seq));
+    return { hash: hashAt(h), seq: seq as number };
+  };
+  const views = (p: unknown): [string, LineView[]][] => {
+    const list = arrayOf(p);
+    const byName: [string, LineView[]][] = new Array(list.length);
+    for (let j = 0; j < list.length; j++) {
+      const kv = arrayOf(list[j], 2);
+      const n = arrayOf(kv[1]);
+      need(n.length % 5 === 0);
+      const out: LineView[] = new Array(n.length / 5);
+      for (let i = 0; i < n.length; i += 5) {
+        const seq = n[i], start = n[i + 1], end = n[i + 2], hash = n[i + 3], vacant = n[i + 4];
+        need(
+          isNum(seq) && isCount(start) && start > 0 && isCount(end) &&
+            (vacant === 0 || vacant === 1),
+        );
+        const view = {
+          seq: seq as number,
+          start: start as number,
+          end: end === 0 ? Number.MAX_SAFE_INTEGER : end as number,
+          hash: hash === -1 ? null : hashAt(hash),
+        };
+        out[i / 5] = vacant === 1 ? { ...view, vacant: true } : view;
+      }
+      byName[j] = [nameAt(kv[0]), out];
+    }
+    return byName;
+  };
+  const groups: ReplayStateGroup[] = arrayOf(v.groups).map((packed) => {
+    const [ids, trust, keyViews, nameViews, lastOrd, ignored] = arrayOf(packed, 6);
+    const idList = arrayOf(ids).map(nameAt);
+    need(idList.length > 0 && idList.every((id) => id !== ""));
+    need(isNum(lastOrd) && isCount(ignored));
+    return {
+      ids: idList,
+      trust: arrayOf(trust).map((t): [string, PathTrust] => {
+        const [k, full, ranges] = arrayOf(t, 3);
+        const byScope: Record<string, ScopeTrust> = {};
+        for (const r of arrayOf(ranges)) {
+          const [scope, h, seq] = arrayOf(r, 3);
+          need(isStr(scope) && isScopeKey(scope) && !Object.hasOwn(byScope, scope));
+          byScope[scope as ScopeKey] = scopeTrust(h, seq);
+        }
+        if (full === 0) return [nameAt(k), { ranges: byScope }];
+        const [h, seq] = arrayOf(full, 2);
+        return [nameAt(k), { full: scopeTrust(h, seq), ranges: byScope }];
+      }),
+      keyViews: views(keyViews),
+      nameViews: views(nameViews),
+      lastOrd: lastOrd as number,
+      ignored: ignored as number,
+    };
+  });
+  need(idsUnique(groups));
+  const shown = arrayOf(v.shown).map((s): [string, [string, ScopeKey][]] => {
+    const [k, m] = arrayOf(s, 2);
+    return [
+      nameAt(k),
+      arrayOf(m).map((pair): [string, ScopeKey] => {
+        const [l, scope] = arrayOf(pair, 2);
+        need(isStr(l) && isStr(scope) && isScopeKey(scope));
+        return [l as string, scope as ScopeKey];
+      }),
+    ];
+  });
+  return {
+    format: REPLAY_STATE_FORMAT,
+    leafId: v.leafId as string,
+    compactionId: v.compactionId as string | null,
+    windowSize: v.windowSize as number,
+    seq: v.seq as number,
+    ord: v.ord as number,
+    turnOrd: v.turnOrd as number,
+    turnSeq: v.turnSeq as number,
+    modeCounts: modeCounts as ReplayState["modeCounts"],
+    groups,
+    shown,
+  };
 }

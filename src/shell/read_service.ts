@@ -546,7 +546,10 @@ export async function serveRead(
       reason: "binary",
     },
   });
-  const read = await readRegularFile(target.resolvedPath, cfg.maxFileBytes, signal);
+  // one read of the bytes without waiting on the event loop (SPEC §13.1: it never blocks on a
+  // FIFO or device either): a wait for the thread pool costs more than reading a source file
+  const read = readRegularFileSync(target.resolvedPath, cfg.maxFileBytes);
+  if (signal?.aborted) throw abortError();
   if (read.kind !== "ok") return delegated(read.kind);
   const bytes = read.bytes;
   const image = detectImageMimeType(bytes);

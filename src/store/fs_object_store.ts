@@ -62,7 +62,15 @@
  * @module
  */
 import { randomBytes } from "node:crypto";
-import { constants, type Stats } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readSync,
+  type Stats,
+} from "node:fs";
 import {
   type FileHandle,
   lstat,
@@ -261,19 +269,23 @@ function holdSigxfsz(): () => void {
   };
 }
 
+// The store's read paths use the synchronous calls: an lstat or the read of a small file costs
+// microseconds, a trip through the thread pool costs more (every read asks the store); writes,
+// which fsync, stay asynchronous.
+
 /** `lstat`, or the error code. */
-async function lstatOrCode(path: string): Promise<Stats | string> {
+function lstatOrCode(path: string): Stats | string {
   try {
-    return await lstat(path);
+    return lstatSync(path);
   } catch (e) {
     return codeOf(e) ?? describe(e);
   }
 }
 
 /** True when `path` itself (not a link target) is a regular file. Never throws. */
-async function isRegularFile(path: string): Promise<boolean> {
+function isRegularFile(path: string): boolean {
   try {
-    return (await lstat(path)).isFile();
+    return lstatSync(path).isFile();
   } catch {
     return false;
   }
@@ -312,27 +324,31 @@ async function syncDirBestEffort(dir: string): Promise<void> {
  * bytes, else `undefined`. Never blocks on a FIFO or device, never reads more
  * than `cap + 1` bytes, never throws.
  */
-async function readRegularCapped(path: string, cap: number): Promise<Uint8Array | undefined> {
-  let fh: FileHandle | undefined;
+function readRegularCapped(path: string, cap: number): Uint8Array | undefined {
+  let fd: number | undefined;
   try {
-    if (O_NOFOLLOW === 0 && !(await isRegularFile(path))) return undefined;
-    fh = await open(path, constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
-    const st = await fh.stat();
+    if (O_NOFOLLOW === 0 && !isRegularFile(path)) return undefined;
+    fd = openSync(path, constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+    const st = fstatSync(fd);
     if (!st.isFile() || st.size > cap) return undefined;
     // one byte more than fstat says: reading it means the file is changing, so it is no object
     const buf = new Uint8Array(st.size + 1);
     let total = 0;
     while (total < buf.length) {
-      const { bytesRead } = await fh.read(buf, total, buf.length - total, total);
+      const bytesRead = readSync(fd, buf, total, buf.length - total, total);
       if (bytesRead === 0) break;
       total += bytesRead;
     }
     if (total > st.size) return undefined;
-    return buf.slice(0, total);
+    return buf.subarray(0, total);
   } catch {
     return undefined;
   } finally {
-    await fh?.close().catch(() => {});
+    if (fd !== undefined) {
+      try {
+        closeSync(fd);
+      } catch { /* closed */ }
+    }
   }
 }
 
@@ -566,7 +582,7 @@ export class FsObjectStore implements ObjectStore {
         await this.#removeStaleTmp();
       }
       // an existing object is never rewritten (SPEC §9), so existence is enough
-      if (await isRegularFile(targetAbs)) return;
+      if (isRegularFile(targetAbs)) return;
 
       await this.#writeInto(this.#objectsDir, targetAbs, [bytes], true);
     } catch (e) {
@@ -600,9 +616,9 @@ export class FsObjectStore implements ObjectStore {
    * await FsObjectStore.forCwd("/nonexistent").has(sha256Hex("x")); // false
    * ```
    */
-  async has(hash: string): Promise<boolean> {
-    if (!isContentHash(hash) || this.#problem !== undefined) return false;
-    return await isRegularFile(join(this.#objectsDir, `sha256-${hash}.txt`));
+  has(hash: string): Promise<boolean> {
+    if (!isContentHash(hash) || this.#problem !== undefined) return Promise.resolve(false);
+    return Promise.resolve(isRegularFile(join(this.#objectsDir, `sha256-${hash}.txt`)));
   }
 
   /**
@@ -628,7 +644,7 @@ export class FsObjectStore implements ObjectStore {
       ) {
         return undefined;
       }
-      const bytes = await readRegularCapped(
+      const bytes = readRegularCapped(
         join(this.#objectsDir, `sha256-${hash}.txt`),
         this.maxObjectBytes,
       );
@@ -675,7 +691,7 @@ export class FsObjectStore implements ObjectStore {
       } catch (e) {
         // Windows refuses to replace a target another process holds open. If a file is
         // now in place, a concurrent writer won: that is success.
-        if (!(await isRegularFile(target))) throw e;
+        if (!(isRegularFile(target))) throw e;
       }
       if (durable) await syncDirBestEffort(dir);
     } finally {
@@ -690,12 +706,12 @@ export class FsObjectStore implements ObjectStore {
    */
   async #stateDir(create: boolean): Promise<string | undefined> {
     const dir = join(dirname(this.#objectsDir), "state");
-    let st = await lstatOrCode(dir);
+    let st = lstatOrCode(dir);
     if (st === "ENOENT" && create) {
       await mkdir(dir, { mode: 0o700 }).catch((e) => {
         if (codeOf(e) !== "EEXIST") throw e;
       });
-      st = await lstatOrCode(dir);
+      st = lstatOrCode(dir);
       if (typeof st !== "string") await makePrivateDir(dir, st);
     }
     if (typeof st === "string") return undefined;
@@ -780,7 +796,7 @@ export class FsObjectStore implements ObjectStore {
       if (check.problem !== undefined || check.missing !== undefined) return undefined;
       const dir = await this.#stateDir(false);
       if (dir === undefined) return undefined;
-      const file = await readRegularCapped(join(dir, `${key}.json`), this.maxObjectBytes + 65);
+      const file = readRegularCapped(join(dir, `${key}.json`), this.maxObjectBytes + 65);
       if (file === undefined || file.length < 65 || file[64] !== 0x0a) return undefined;
       const bytes = file.subarray(65);
       const hash = new TextDecoder().decode(file.subarray(0, 64));
@@ -854,7 +870,7 @@ export class FsObjectStore implements ObjectStore {
   async #check(create: boolean): Promise<Check> {
     const uid = currentUid();
     for (const c of this.#chain) {
-      let st = await lstatOrCode(c.path);
+      let st = lstatOrCode(c.path);
       let created = false;
       if (st === "ENOENT") {
         if (c.project) {
@@ -884,7 +900,7 @@ export class FsObjectStore implements ObjectStore {
             };
           }
         }
-        st = await lstatOrCode(c.path);
+        st = lstatOrCode(c.path);
       }
       if (typeof st === "string") {
         return {

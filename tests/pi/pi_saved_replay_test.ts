@@ -16,7 +16,7 @@ import {
 import { join } from "node:path";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { createReadcacheExtension } from "../../src/adapters/pi/extension.ts";
-import { loadSavedReplay } from "../../src/adapters/pi/saved_replay.ts";
+import { cheaperThanWalk, loadSavedReplay } from "../../src/adapters/pi/saved_replay.ts";
 import { FsObjectStore } from "../../src/store/fs_object_store.ts";
 import { FakePiHost } from "../../scripts/pi/pi_host.ts";
 import { counted, withProject } from "./support/session_calls.ts";
@@ -42,9 +42,18 @@ function newHost(
   cwd: string,
   saveReplayEvery?: number,
   compactAfterSave?: boolean,
+  weighSavedReplay = false,
 ): FakePiHost {
   const host = new FakePiHost(session, cwd);
-  createReadcacheExtension({ home: () => cwd, saveReplayEvery, compactAfterSave })(host);
+  // saved at every quiet point these short sessions reach, as a long session's would be
+  createReadcacheExtension({
+    home: () => cwd,
+    saveReplayEvery,
+    compactAfterSave,
+    weighSavedReplay,
+  })(
+    host,
+  );
   return host;
 }
 
@@ -80,9 +89,10 @@ Deno.test(
       const cold = newHost(watched, cwd, 100);
       calls.clear();
       assert.equal(await modeOf(cold, "f1.txt"), "unchanged", what);
+      // twice up to the saved entry: to see that the branch reaches it, then the walk itself
       const asked = calls.get("getEntry") ?? 0;
       assert.ok(
-        asked <= 100 + 3,
+        asked <= 2 * (100 + 3),
         `${what}: ${asked} getEntry calls (saved at most 100 entries up)`,
       );
       assert.equal(calls.get("getBranch") ?? 0, 0);
@@ -165,19 +175,54 @@ Deno.test(
     const [state] = stateFiles(cwd);
     const store = FsObjectStore.forCwd(cwd);
     const owner = { session: file.getSessionId(), file: file.getSessionFile()!, home: cwd };
-    assert.ok(await loadSavedReplay(store, owner) !== undefined);
-    assert.equal(await loadSavedReplay(store, { ...owner, home: "/elsewhere" }), undefined);
-    assert.equal(await loadSavedReplay(store, { ...owner, file: `${owner.file}.copy` }), undefined);
+    const all = { weigh: false };
+    assert.ok(await loadSavedReplay(store, owner, all) !== undefined);
+    assert.equal(await loadSavedReplay(store, { ...owner, home: "/elsewhere" }, all), undefined);
+    assert.equal(
+      await loadSavedReplay(store, { ...owner, file: `${owner.file}.copy` }, all),
+      undefined,
+    );
 
     const bytes = readFileSync(state);
     bytes[bytes.length - 5] ^= 1; // one flipped bit after the checksum line
     writeFileSync(state, bytes);
-    assert.equal(await loadSavedReplay(store, owner), undefined);
+    assert.equal(await loadSavedReplay(store, owner, all), undefined);
     const { session: watched, calls } = counted(file);
     const cold = newHost(watched, cwd, 10);
     calls.clear();
     assert.equal(await modeOf(cold, "f1.txt"), "unchanged");
     assert.ok((calls.get("getEntry") ?? 0) >= 120, "the whole branch is walked instead");
+  }),
+);
+
+Deno.test(
+  "a saved replay is written and read only where loading it costs less than the walk it replaces",
+  withCwd(async (cwd) => {
+    // what the walk costs grows with its entries and the files its reads name; loading, with
+    // the bytes of the state
+    assert.equal(cheaperThanWalk(1000, 200, 42_000), true);
+    assert.equal(cheaperThanWalk(1000, 6, 2_000), true);
+    assert.equal(cheaperThanWalk(40, 6, 2_000), false);
+    assert.equal(cheaperThanWalk(100_000, 1, 10_000_000), false);
+    const sessions = join(cwd, ".sessions");
+    const file = SessionManager.create(cwd, sessions);
+    const weighed = newHost(file, cwd, 10, true, true);
+    for (let i = 0; i < 12; i++) await modeOf(weighed, `f${i % FILES}.txt`); // 36 entries
+    assert.deepEqual(stateFiles(cwd), [], "a short session walks faster than a state loads");
+    for (let i = 0; i < 400; i++) await modeOf(weighed, `f${i % FILES}.txt`);
+    assert.equal(stateFiles(cwd).length, 1, "a longer one saves");
+    const store = FsObjectStore.forCwd(cwd);
+    const owner = { session: file.getSessionId(), file: file.getSessionFile()!, home: cwd };
+    assert.ok(await loadSavedReplay(store, owner) !== undefined);
+    // a branch that meets a compaction before the saved entry replays from the compaction: the
+    // state is not even parsed
+    assert.equal(await loadSavedReplay(store, owner, { reaches: () => false }), undefined);
+    file.appendCompaction("summary", file.getLeafId()!, 100);
+    const { session: watched, calls } = counted(file);
+    const cold = newHost(watched, cwd, 10, true, true);
+    calls.clear();
+    assert.equal(await modeOf(cold, "f1.txt"), "full", "nothing before the compaction counts");
+    assert.ok((calls.get("getEntry") ?? 0) <= 2 * 4, "stopped at the compaction");
   }),
 );
 

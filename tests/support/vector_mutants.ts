@@ -668,7 +668,7 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     name: "requested-instead-of-shown-scope",
     rule: "SPEC §7.3: trust covers the lines the baseline showed, not the lines requested",
     file: "src/core/decision.ts",
-    find: "  const end = baseline.shownEnd;",
+    find: "  const end = shown.shownEnd;",
     replace:
       "  const end = Math.min(totalLines, input.limit ? start + input.limit - 1 : totalLines);",
   },

@@ -56,6 +56,7 @@ import {
   loadSavedReplay,
   SAVE_REPLAY_EVERY,
   type SavedReplayOwner,
+  type SavedReplayUse,
   saveReplay,
 } from "./saved_replay.ts";
 import { isCheckedTool, isOpaqueTool, PiBranchConverter, type PiEntryLike } from "./branch.ts";
@@ -315,6 +316,15 @@ export interface ReadcacheExtensionOptions {
    */
   saveReplayEvery?: number;
   /**
+   * Save and use a session's replay only where loading it is cheaper than
+   * the walk it replaces, and load it only when the branch reaches its entry
+   * before a compaction (SPEC §6.5); default true. `false` saves at every
+   * quiet point `saveReplayEvery` allows, even on a short session, and loads
+   * whatever was saved, leaving it to the replay to find out that it does
+   * not continue the branch (tests: every saved replay goes through it).
+   */
+  weighSavedReplay?: boolean;
+  /**
    * After saving a replay, continue from it (what a cold start would load)
    * instead of the knowledge that synced every entry, so a long-lived
    * instance holds memory in proportion to the files, not the session
@@ -431,6 +441,9 @@ function aborted(): Error {
   return new Error("Operation aborted");
 }
 
+/** Most parent links followed looking for a saved replay's entry (a corrupt session's cycle ends). */
+const MAX_PARENT_WALK = 50_000_000;
+
 /**
  * Per-process state of the extension: one branch knowledge per session, and
  * a queue that runs reads one at a time in call order, so a read served
@@ -462,7 +475,33 @@ class ReadcacheRuntime {
     readonly home: () => string,
     readonly saveEvery: number,
     readonly compactAfterSave: boolean,
+    readonly weigh: boolean,
   ) {}
+
+  /**
+   * How a session's saved replay is used: only where the branch reaches its
+   * entry before a compaction (a walk up pi's parent links, which stops
+   * there) and weighed against the walk, unless told not to (`weighSavedReplay`).
+   */
+  #use(ctx: PiContextLike): SavedReplayUse {
+    const sm = ctx.sessionManager;
+    const getEntry = sm.getEntry?.bind(sm);
+    const leaf = sm.getLeafId?.();
+    // unweighed (tests): every saved replay is loaded, and the replay finds out whether the
+    // branch reaches it, as it must anyway
+    if (!this.weigh || getEntry === undefined || leaf === undefined) return { weigh: this.weigh };
+    const reaches = (saved: string): boolean => {
+      let id: string | null = leaf;
+      for (let steps = 0; id !== null && steps < MAX_PARENT_WALK; steps++) {
+        if (id === saved) return true;
+        const e = getEntry(id);
+        if (e === undefined || e.type === "compaction") return false;
+        id = e.parentId;
+      }
+      return false;
+    };
+    return { weigh: this.weigh, reaches };
+  }
 
   /** Whose replay the session's saved replay is, if it may have one (a file-backed session). */
   #owner(ctx: PiContextLike): SavedReplayOwner | undefined {
@@ -487,7 +526,7 @@ class ReadcacheRuntime {
   }
 
   async #restore(ctx: PiContextLike, store: ObjectStore, owner: SavedReplayOwner): Promise<void> {
-    const knowledge = await loadSavedReplay(store, owner);
+    const knowledge = await loadSavedReplay(store, owner, this.#use(ctx));
     if (knowledge === undefined || this.#sessions.has(owner.session)) return;
     const deps = { cwd: ctx.cwd, home: this.home() };
     this.#sessions.set(owner.session, {
@@ -516,7 +555,7 @@ class ReadcacheRuntime {
     if (owner === undefined || this.knowledgeFor(ctx).inFlight.length > 0) return undefined;
     s.compactDue = false;
     const live = s.knowledge;
-    return loadSavedReplay(store, owner).then((saved) => {
+    return loadSavedReplay(store, owner, this.#use(ctx)).then((saved) => {
       if (saved === undefined || s.knowledge !== live || live.inFlight.length > 0) return;
       s.knowledge = saved;
       s.savedSize = saved.size;
@@ -541,7 +580,7 @@ class ReadcacheRuntime {
     if (size >= s.savedSize && size - s.savedSize < this.saveEvery) return undefined;
     const owner = this.#owner(ctx);
     if (owner === undefined) return undefined;
-    return saveReplay(store, owner, s.knowledge).then((saved) => {
+    return saveReplay(store, owner, s.knowledge, { weigh: this.weigh }).then((saved) => {
       if (saved) {
         s.savedSize = size;
         s.compactDue = this.compactAfterSave;
@@ -623,6 +662,7 @@ export function createReadcacheExtension(
       home,
       options.saveReplayEvery ?? SAVE_REPLAY_EVERY,
       options.compactAfterSave ?? true,
+      options.weighSavedReplay ?? true,
     );
 
     const builtinRead = (

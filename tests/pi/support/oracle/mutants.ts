@@ -81,7 +81,7 @@ export const PLANTED_BUGS: PlantedBug[] = [
     name: "requested-instead-of-shown-scope",
     ports: ["reference", "pi"],
     file: "src/core/decision.ts",
-    find: `  const end = baseline.shownEnd;`,
+    find: `  const end = shown.shownEnd;`,
     replace:
       `  const end = Math.min(totalLines, input.limit ? start + input.limit - 1 : totalLines);`,
   },
