@@ -157,6 +157,8 @@ export class BranchKnowledge {
   #served = 0;
   /** The entry a restored replay continues from (SPEC §6.5), while the cursor is restored. */
   #restoredLeaf: string | undefined;
+  /** The state restored from, while the cursor is restored: a move back to it restores again. */
+  #restoredState: ReplayState | undefined;
 
   /**
    * Knowledge that continues from a saved replay (SPEC §6.5) as a replay of
@@ -181,6 +183,7 @@ export class BranchKnowledge {
     k.#cursor = ReplayCursor.restore(state);
     k.#branch = [state.leafId];
     k.#restoredLeaf = state.leafId;
+    k.#restoredState = state;
     return k;
   }
 
@@ -260,6 +263,11 @@ export class BranchKnowledge {
         for (let i = known + 1; i < branch.length; i++) index.delete(itemId(branch[i]));
       }
       branch.length = known + 1;
+      // a restored cursor cannot go back over what it consumed (the events before the saved
+      // entry are not here): it starts again from the state, as a cold start on this leaf would
+      if (this.#restoredState !== undefined) {
+        this.#cursor = ReplayCursor.restore(this.#restoredState);
+      }
     }
     for (const e of tail) {
       index?.set(itemId(e), branch.length);
@@ -283,6 +291,7 @@ export class BranchKnowledge {
     this.#index = undefined;
     this.#overlay = [];
     this.#restoredLeaf = undefined;
+    this.#restoredState = undefined;
     this.syncTip(leafId, lookup);
     const at = this.#branch.findIndex((e) => itemId(e) === restoredLeaf);
     for (const o of overlay) o.anchorIndex += at;
@@ -311,6 +320,7 @@ export class BranchKnowledge {
     this.#branch = branch;
     this.#index = undefined;
     this.#restoredLeaf = undefined;
+    this.#restoredState = undefined;
     this.#apply(branch);
   }
 
@@ -379,6 +389,7 @@ export class BranchKnowledge {
     this.#branch = [];
     this.#index = undefined;
     this.#restoredLeaf = undefined;
+    this.#restoredState = undefined;
     this.clearOverlay();
   }
 
