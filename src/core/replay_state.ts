@@ -3,7 +3,8 @@
  * what lets a cold start continue from the latest saved entry on the branch
  * instead of replaying every entry since the latest compaction.
  * `ReplayCursor.saveState` makes one and `ReplayCursor.restore` continues
- * from it; this file holds the format and its validation only. Pure.
+ * from it; this file holds the format, its validation and the packed layout
+ * it is saved in (`packReplayState`, `unpackReplayState`). Pure.
  *
  * @module
  */
