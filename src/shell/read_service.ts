@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { WalkIdentities } from "./walk_identities.ts";
 import {
   closeSync,
   constants,
@@ -352,11 +353,12 @@ export function isAtOrUnder(path: string, dir: string): boolean {
 export function locateRead(
   req: ReadRequest,
   deps: Pick<ReadServiceDeps, "cwd" | "home">,
+  realpathOf: (path: string) => string | undefined = realpathOrUndefined,
 ): { target: ReadTarget; pathKey: string } {
   // one realpath per path tried: it answers both "does it exist" and "what is its identity"
   const real = new Map<string, string | undefined>();
   const realpath = (p: string): string | undefined => {
-    if (!real.has(p)) real.set(p, realpathOrUndefined(p));
+    if (!real.has(p)) real.set(p, realpathOf(p));
     return real.get(p);
   };
   const env = { cwd: deps.cwd, home: deps.home, exists: (p: string) => realpath(p) !== undefined };
@@ -379,6 +381,7 @@ export function locateRead(
 export function resolveCall(
   args: unknown,
   deps: Pick<ReadServiceDeps, "cwd" | "home">,
+  realpathOf: (path: string) => string | undefined = realpathOrUndefined,
 ): ReadCall | undefined {
   const a = argsRecord(args);
   if (typeof a.path !== "string" || a.path === "") return undefined;
@@ -387,6 +390,7 @@ export function resolveCall(
     const { target, pathKey } = locateRead(
       { path: a.path, offset: num(a.offset), limit: num(a.limit) },
       deps,
+      realpathOf,
     );
     return callOf(target, pathKey);
   } catch {
@@ -412,10 +416,11 @@ export function resolveCall(
 export function resolveWriteCall(
   args: unknown,
   deps: Pick<ReadServiceDeps, "cwd" | "home">,
+  realpathOf: (path: string) => string | undefined = realpathOrUndefined,
 ): { call: ReadCall; hash: string; totalLines: number; bytes: number } | undefined {
   const a = argsRecord(args);
   if (typeof a.content !== "string" || !a.content.isWellFormed()) return undefined;
-  const call = resolveWriteTarget(args, deps);
+  const call = resolveWriteTarget(args, deps, realpathOf);
   if (call === undefined) return undefined;
   const bytes = new TextEncoder().encode(a.content).length;
   return { call, hash: sha256Hex(a.content), totalLines: countLines(a.content), bytes };
@@ -437,11 +442,12 @@ export function resolveWriteCall(
 export function resolveWriteTarget(
   args: unknown,
   deps: Pick<ReadServiceDeps, "cwd" | "home">,
+  realpathOf: (path: string) => string | undefined = realpathOrUndefined,
 ): ReadCall | undefined {
   const a = argsRecord(args);
   if (typeof a.path !== "string" || a.path === "") return undefined;
   const name = resolveToCwd(a.path, { cwd: deps.cwd, home: deps.home, exists: () => false });
-  return { name, pathKey: canonicalPathKey(name, realpathOrUndefined) };
+  return { name, pathKey: canonicalPathKey(name, realpathOf) };
 }
 
 /**
@@ -449,7 +455,9 @@ export function resolveWriteTarget(
  * file system: read calls ({@linkcode resolveCall}), write calls
  * ({@linkcode resolveWriteCall}) and the file any file-changing call targets
  * ({@linkcode resolveWriteTarget}). Pass it to the pi adapter's
- * `PiBranchConverter`.
+ * `PiBranchConverter`, which calls `walk()` as each walk of a session starts:
+ * within a walk, the identities of files in a directory it asks many files
+ * of come from one listing of it ({@linkcode WalkIdentities}).
  *
  * @example
  * ```ts
@@ -464,11 +472,16 @@ export function callResolvers(deps: Pick<ReadServiceDeps, "cwd" | "home">): {
     args: unknown,
   ) => { call: ReadCall; hash: string; totalLines: number; bytes: number } | undefined;
   target: (args: unknown) => ReadCall | undefined;
+  walk: () => void;
 } {
+  // identities directory by directory within one walk (files change between walks)
+  let ids = new WalkIdentities(realpathOrUndefined);
+  const realpath = (p: string) => ids.realpath(p);
   return {
-    read: (args) => resolveCall(args, deps),
-    write: (args) => resolveWriteCall(args, deps),
-    target: (args) => resolveWriteTarget(args, deps),
+    read: (args) => resolveCall(args, deps, realpath),
+    write: (args) => resolveWriteCall(args, deps, realpath),
+    target: (args) => resolveWriteTarget(args, deps, realpath),
+    walk: () => void (ids = new WalkIdentities(realpathOrUndefined)),
   };
 }
 

@@ -148,6 +148,8 @@ export interface PiResolvers {
   write?: WriteResolver;
   /** Resolves the file a file-changing call targets. */
   target?: CallResolver;
+  /** A walk of the session starts (the resolvers may keep what they learn until the next). */
+  walk?: () => void;
 }
 
 /**
@@ -320,6 +322,7 @@ function roleOf(name: string): ToolRole {
 export class PiBranchConverter {
   readonly #converted = new WeakMap<PiEntryLike, ReplayEntry>();
   readonly #resolve: CallResolver | undefined;
+  readonly #walk: (() => void) | undefined;
   /** What conversions use: the read resolver memoised per pass, the others as given. */
   readonly #resolvers: PiResolvers;
   /** Resolutions made during one conversion pass (one moment): same arguments, same answer. */
@@ -333,6 +336,7 @@ export class PiBranchConverter {
   constructor(resolve?: CallResolver | PiResolvers) {
     const r: PiResolvers = typeof resolve === "function" ? { read: resolve } : resolve ?? {};
     this.#resolve = r.read;
+    this.#walk = r.walk;
     this.#resolvers = {
       read: r.read === undefined ? undefined : this.#resolveOnce,
       write: r.write,
@@ -343,6 +347,7 @@ export class PiBranchConverter {
   /** Converts a branch (root to leaf). */
   branch(branch: readonly PiEntryLike[]): ReplayEntry[] {
     this.#memo = new Map();
+    this.#walk?.();
     const byId = new Map<string, PiEntryLike>();
     return branch.map((e) => {
       byId.set(e.id, e);
@@ -359,6 +364,7 @@ export class PiBranchConverter {
     getEntry: (id: string) => PiEntryLike | undefined,
   ): (id: string) => ReplayEntry | undefined {
     this.#memo = new Map();
+    this.#walk?.();
     // syncTip converts each entry once (it keeps what it synced), so no per-entry cache here;
     // the parent a tool result looks up for its call is the next entry the walk asks for
     let lastId: string | undefined;
