@@ -413,6 +413,24 @@ async function coldRead(k, make) {
 }
 
 /**
+ * Cold reads of new instances with no saved replay (SPEC §6.5: a session kept before the extension
+ * was installed, a damaged store): the walk to the compaction or the root. The saved replays are
+ * put back after them for the columns that follow (a first read never saves one).
+ */
+async function coldReadsUnsaved(session) {
+  const kept = `${STATE_DIR}.kept`;
+  const saved = existsSync(STATE_DIR);
+  if (saved) cpSync(STATE_DIR, kept, { recursive: true });
+  const xs = await coldReads(COLD, () => {
+    rmSync(STATE_DIR, { recursive: true, force: true });
+    return newHarness(session);
+  });
+  rmSync(STATE_DIR, { recursive: true, force: true });
+  if (saved) renameSync(kept, STATE_DIR);
+  return xs;
+}
+
+/**
  * Allocates short-lived garbage until every young object has been scavenged: what pi allocated
  * just before (parsing a session) is promoted, so the next timed read does not pay for it. No
  * full collection: one discards compiled code that the next read would compile again.
@@ -601,17 +619,8 @@ for (const n of SIZES) {
   const savedKb = (existsSync(STATE_DIR) ? readdirSync(STATE_DIR) : [])
     .reduce((kb, name) => kb + statSync(join(STATE_DIR, name)).size / 1024, 0);
   // a session the extension saved no replay of (SPEC §6.5: sessions kept before it was
-  // installed, a damaged store): the walk to the root, and the save that read makes
-  const kept = `${STATE_DIR}.kept`;
-  const saved = existsSync(STATE_DIR);
-  if (saved) cpSync(STATE_DIR, kept, { recursive: true });
-  const coldUnsaved = await coldReads(COLD, () => {
-    rmSync(STATE_DIR, { recursive: true, force: true });
-    return newHarness(session);
-  });
-  // the saved replay back for the columns below (a first read never saves one)
-  rmSync(STATE_DIR, { recursive: true, force: true });
-  if (saved) renameSync(kept, STATE_DIR);
+  // installed, a damaged store): the walk to the root
+  const coldUnsaved = await coldReadsUnsaved(session);
   const [reloaded, prcReloaded] = await alternate(
     RELOADED,
     (k) => coldRead(k, () => reloadedHarness(session)),
@@ -684,15 +693,7 @@ for (const n of SIZES) {
     await grow(host, depth(session) + FAR_COMPACTION - 1, counter);
     churn();
     const farSaved = await coldReads(COLD, () => newHarness(session));
-    const farKept = `${STATE_DIR}.far`;
-    const farHad = existsSync(STATE_DIR);
-    if (farHad) cpSync(STATE_DIR, farKept, { recursive: true });
-    const farUnsaved = await coldReads(COLD, () => {
-      rmSync(STATE_DIR, { recursive: true, force: true });
-      return newHarness(session);
-    });
-    rmSync(STATE_DIR, { recursive: true, force: true });
-    if (farHad) renameSync(farKept, STATE_DIR);
+    const farUnsaved = await coldReadsUnsaved(session);
     session.branch(mainTip);
     far = { coldNew: stats(farSaved), coldUnsaved: stats(farUnsaved) };
   }

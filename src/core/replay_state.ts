@@ -284,23 +284,7 @@ export function parseReplayState(value: unknown): ReplayState | undefined {
  * packReplayState(c.saveState()!).names; // []
  * ```
  */
-export interface PackedReplayState {
-  /** Always {@linkcode REPLAY_STATE_FORMAT}. */
-  format: number;
-  /** {@linkcode ReplayState.leafId}. */
-  leafId: string;
-  /** {@linkcode ReplayState.compactionId}. */
-  compactionId: string | null;
-  /** {@linkcode ReplayState.windowSize}. */
-  windowSize: number;
-  /** {@linkcode ReplayState.seq}. */
-  seq: number;
-  /** {@linkcode ReplayState.ord}. */
-  ord: number;
-  /** {@linkcode ReplayState.turnOrd}. */
-  turnOrd: number;
-  /** {@linkcode ReplayState.turnSeq}. */
-  turnSeq: number;
+export interface PackedReplayState extends Omit<ReplayState, "modeCounts" | "groups" | "shown"> {
   /** {@linkcode ReplayState.modeCounts}, in the order of `READ_MODES`. */
   modes: number[];
   /** Every identity and name, once. */
