@@ -12,12 +12,14 @@
 // `session.get`) are reported apart. The first read of the session is reported on its own; median
 // and p95 are of the reads after it. The goals of issue 39 are checked at the end (per read within
 // 2x from the smallest size to the largest and within 5 ms of OpenCode's own read at the largest,
-// first read <= 500 ms, p95 <= 3x median).
+// first read <= 500 ms, p95 <= 3x median), each beside the same figure of OpenCode's own read, and
+// the plugin's share is shown on its own: its hook's median and p95 at every size.
 //
 // `--model`: the fast mode, on the model of OpenCode's session store
 // (scripts/opencode/opencode_session_model.ts) answering over a JSON wire (what the SDK does over
 // HTTP: the store serialises, the plugin parses): a session of SIZE messages with realistic tool
-// outputs (history.ts) is loaded, a fresh plugin starts, and the model makes reads of files it read
+// outputs (history.ts) is loaded, a fresh plugin starts (a long session's first read fetches it in
+// the background; that fetch is let finish, untimed), and the model makes reads of files it read
 // before, one step each (every fourth starts a new turn; every third step reads two files in one
 // message). What is timed is the plugin's `tool.execute.after` hook for `read`. An untimed pass at
 // the smallest size runs first (compiling the code). The store delivers its events to the plugin's
@@ -29,7 +31,11 @@ import {
   type ModelMessage,
   OpenCodeSessionStore,
 } from "../../scripts/opencode/opencode_session_model.ts";
-import type { OpenCodeClientLike, ToolAfterOutput } from "../../src/adapters/opencode/plugin.ts";
+import {
+  type OpenCodeClientLike,
+  OpenCodeSessionCache,
+  type ToolAfterOutput,
+} from "../../src/adapters/opencode/plugin.ts";
 import { type RealRead, runReal } from "./real.ts";
 import {
   generateHistory,
@@ -112,12 +118,18 @@ export function quantile(xs: number[], q: number): number {
   return s[lo] + (s[Math.ceil(at)] - s[lo]) * (at - lo);
 }
 
-/** Loads a session of `size` messages, starts `plugin`, times `reads` reads. */
+/**
+ * Loads a session of `size` messages, starts `plugin`, times `reads` reads. With `follow` (this
+ * checkout's plugin), a first read that fetches a long session in the background (SPEC §11.8) is
+ * let finish before the timed reads, as the real bench's warm-up does: the reads made meanwhile
+ * would stay OpenCode's and time nothing.
+ */
 export async function runModel(
   plugin: PluginFactory,
   project: Project,
   size: number,
   reads: number,
+  follow = false,
 ): Promise<RunResult> {
   const store = new OpenCodeSessionStore(project.dir, { wire: "json" });
   const session = store.createSession();
@@ -150,7 +162,13 @@ export async function runModel(
       get: timed(store.client.session.get),
     },
   };
-  const hooks = await plugin({})({ client, directory: project.dir });
+  const caches: OpenCodeSessionCache[] = [];
+  const sessionCache = () => {
+    const c = new OpenCodeSessionCache();
+    caches.push(c);
+    return c;
+  };
+  const hooks = await plugin(follow ? { sessionCache } : {})({ client, directory: project.dir });
   let eventMs = 0;
   let events = 0;
   const event = (hooks as { event?: (i: { event: ModelEvent }) => Promise<void> }).event;
@@ -207,6 +225,10 @@ export async function runModel(
       if (done === 0) {
         result.first = ms;
         result.firstFetch = fetchMs;
+        // the background fetch goes a page a turn of the event loop
+        for (let turn = 0; turn < 100_000 && caches.some((c) => c.stats.full < 1); turn++) {
+          await new Promise((r) => setTimeout(r, 0));
+        }
         eventMs = 0;
         events = 0;
       } else {
@@ -291,7 +313,9 @@ export function realRow(variant: string, size: number, reads: RealRead[]): strin
 /**
  * Issue 39's goals on the real binary, as lines `ok`/`MISSED` with the figures: per read within 2x
  * from the smallest size to the largest and within 5 ms of OpenCode's own read at the largest;
- * first read <= 500 ms and p95 <= 3x median at every size.
+ * first read <= 500 ms and p95 <= 3x median at every size. The goals on the read as a whole show
+ * OpenCode's own read beside them (the same figure without the plugin), and an `info` line gives
+ * the plugin's own share: its hook's median and p95 at every size.
  */
 export function realGoals(
   runs: Record<string, Record<number, RealRead[]>>,
@@ -304,13 +328,22 @@ export function realGoals(
   const hi = Math.max(...sizes);
   const plugin = runs.current;
   const plain = runs.opencode;
+  // OpenCode's own read beside each goal on the read as a whole: what the host alone gives
+  const own = (what: string) => ` (goal ${what})`;
+  const without = (f: (r: RealRead[]) => string, size: number) =>
+    plain?.[size] === undefined ? "" : `; without the plugin ${f(plain[size])}`;
   if (plugin?.[lo] !== undefined && plugin?.[hi] !== undefined && lo !== hi) {
     const ratio = med(plugin[hi]) / med(plugin[lo]);
+    const plainRatio = plain?.[lo] !== undefined && plain?.[hi] !== undefined
+      ? `; without the plugin ${f1(med(plain[lo]))} -> ${f1(med(plain[hi]))} ms: ${
+        (med(plain[hi]) / med(plain[lo])).toFixed(2)
+      }x`
+      : "";
     check(
       ratio <= 2,
       `per read ${f1(med(plugin[lo]))} -> ${f1(med(plugin[hi]))} ms from ${lo} to ${hi} messages: ${
         ratio.toFixed(2)
-      }x (goal <= 2x)`,
+      }x${own("<= 2x")}${plainRatio}`,
     );
   }
   if (plugin?.[hi] !== undefined && plain?.[hi] !== undefined) {
@@ -319,22 +352,34 @@ export function realGoals(
       d <= 5,
       `at ${hi} messages ${f1(med(plugin[hi]))} ms with the plugin, ${
         f1(med(plain[hi]))
-      } ms without: +${f1(d)} ms (goal <= 5 ms)`,
+      } ms without: ${d < 0 ? "" : "+"}${f1(d)} ms${own("<= 5 ms")}`,
     );
   }
+  const p95Ratio = (r: RealRead[]) =>
+    `${(quantile(timed(r).map(total), 0.95) / med(r)).toFixed(1)}x`;
   for (const size of sizes) {
     const r = plugin?.[size];
     if (r === undefined) continue;
     check(
       total(r[0]) <= 500,
-      `first read at ${size} messages ${f1(total(r[0]))} ms (goal <= 500 ms)`,
+      `first read at ${size} messages ${f1(total(r[0]))} ms${own("<= 500 ms")}`,
     );
     const p95 = quantile(timed(r).map(total), 0.95);
     check(
       p95 <= 3 * med(r),
-      `p95 at ${size} messages ${f1(p95)} ms, ${
-        (p95 / med(r)).toFixed(1)
-      }x the median (goal <= 3x)`,
+      `p95 at ${size} messages ${f1(p95)} ms, ${p95Ratio(r)} the median${own("<= 3x")}${
+        without(p95Ratio, size)
+      }`,
+    );
+  }
+  // the plugin's own share of a read: its hook (OpenCode's read runs whether or not it is there)
+  const hooked = sizes.filter((size) => plugin?.[size] !== undefined);
+  if (hooked.length > 0) {
+    const hook = (size: number, q: number) => f1(quantile(timed(plugin[size]).map((x) => x.ms), q));
+    out.push(
+      `info   the plugin's hook at ${hooked.join(" / ")} messages: median ${
+        hooked.map((size) => hook(size, 0.5)).join(" / ")
+      } ms, p95 ${hooked.map((size) => hook(size, 0.95)).join(" / ")} ms`,
     );
   }
   return out;
@@ -358,10 +403,13 @@ async function mainModel(args: BenchArgs, variants: [string, PluginFactory][]): 
   const project = await makeProject(variants[0][1]);
   const results: Record<string, RunResult[]> = {};
   // an untimed pass first, so that the first size measured does not pay for compiling the code
-  for (const [, plugin] of variants) await runModel(plugin, project, Math.min(...args.sizes), 10);
+  const follow = (name: string) => name === "current";
+  for (const [name, plugin] of variants) {
+    await runModel(plugin, project, Math.min(...args.sizes), 10, follow(name));
+  }
   for (const size of args.sizes) {
     for (const [name, plugin] of variants) {
-      const r = await runModel(plugin, project, size, args.reads);
+      const r = await runModel(plugin, project, size, args.reads, follow(name));
       (results[name] ??= []).push(r);
       if (!args.json) {
         console.error(
