@@ -328,8 +328,8 @@ export function realGoals(
   const hi = Math.max(...sizes);
   const plugin = runs.current;
   const plain = runs.opencode;
+  const goal = (what: string) => ` (goal ${what})`;
   // OpenCode's own read beside each goal on the read as a whole: what the host alone gives
-  const own = (what: string) => ` (goal ${what})`;
   const without = (f: (r: RealRead[]) => string, size: number) =>
     plain?.[size] === undefined ? "" : `; without the plugin ${f(plain[size])}`;
   if (plugin?.[lo] !== undefined && plugin?.[hi] !== undefined && lo !== hi) {
@@ -343,7 +343,7 @@ export function realGoals(
       ratio <= 2,
       `per read ${f1(med(plugin[lo]))} -> ${f1(med(plugin[hi]))} ms from ${lo} to ${hi} messages: ${
         ratio.toFixed(2)
-      }x${own("<= 2x")}${plainRatio}`,
+      }x${goal("<= 2x")}${plainRatio}`,
     );
   }
   if (plugin?.[hi] !== undefined && plain?.[hi] !== undefined) {
@@ -352,7 +352,7 @@ export function realGoals(
       d <= 5,
       `at ${hi} messages ${f1(med(plugin[hi]))} ms with the plugin, ${
         f1(med(plain[hi]))
-      } ms without: ${d < 0 ? "" : "+"}${f1(d)} ms${own("<= 5 ms")}`,
+      } ms without: ${d < 0 ? "" : "+"}${f1(d)} ms${goal("<= 5 ms")}`,
     );
   }
   const p95Ratio = (r: RealRead[]) =>
@@ -362,12 +362,12 @@ export function realGoals(
     if (r === undefined) continue;
     check(
       total(r[0]) <= 500,
-      `first read at ${size} messages ${f1(total(r[0]))} ms${own("<= 500 ms")}`,
+      `first read at ${size} messages ${f1(total(r[0]))} ms${goal("<= 500 ms")}`,
     );
     const p95 = quantile(timed(r).map(total), 0.95);
     check(
       p95 <= 3 * med(r),
-      `p95 at ${size} messages ${f1(p95)} ms, ${p95Ratio(r)} the median${own("<= 3x")}${
+      `p95 at ${size} messages ${f1(p95)} ms, ${p95Ratio(r)} the median${goal("<= 3x")}${
         without(p95Ratio, size)
       }`,
     );

@@ -42,6 +42,19 @@ Deno.test({
       report.goals.some((g) => /first read at 50 messages/.test(g)),
       report.goals.join("\n"),
     );
+    // each goal on the whole read beside OpenCode's own figure, the plugin's hook apart
+    assert.ok(
+      report.goals.some((g) =>
+        /^(ok {4}|MISSED) p95 at 50 messages .*; without the plugin/.test(g)
+      ),
+      report.goals.join("\n"),
+    );
+    assert.ok(
+      report.goals.some((g) =>
+        /^info {3}the plugin's hook at 50 messages: median [\d.]+ ms/.test(g)
+      ),
+      report.goals.join("\n"),
+    );
   },
 });
 
