@@ -23,10 +23,10 @@ import type { LineView } from "./view.ts";
  * @example
  * ```ts
  * import { REPLAY_STATE_FORMAT } from "@readcache/core/replay";
- * REPLAY_STATE_FORMAT; // 2
+ * REPLAY_STATE_FORMAT; // 3
  * ```
  */
-export const REPLAY_STATE_FORMAT = 2;
+export const REPLAY_STATE_FORMAT = 3;
 
 /**
  * The folded trust and views of one group of identities, in a
@@ -264,16 +264,23 @@ export function parseReplayState(value: unknown): ReplayState | undefined {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The packed layout a saved replay is written in: the same state, each name and content hash
-// written once, views as runs of numbers. A cold start parses it before its first answer, so its
-// size is most of what a saved replay costs (a third of the plain JSON of the state).
+// The packed layout a saved replay is written in: the same state, each name, content hash and
+// range scope written once, each group one flat run of numbers. A cold start parses it before its
+// first answer, so its parse is most of what a saved replay costs (a third of the plain JSON of
+// the state; flat, it parses in about half the time of nested arrays of the same numbers).
 
 /**
  * A {@linkcode ReplayState} packed for saving (SPEC §6.5): every identity
- * and name in `names` once, every content hash in `hashes` once, the groups
- * referring to them by index, each line view five numbers (`seq`, `start`,
- * `end` with 0 for a view to the end of the file, the index of its hash or
- * -1 for none, 1 when vacant). Plain JSON data; made by
+ * and name in `names` once, every content hash in `hashes` once, every scope
+ * key of a range in `scopes` once, and each group one flat run of numbers
+ * referring to them by index (a flat array parses several times faster than
+ * nested ones): the count of ids and the ids; the count of trusted paths and
+ * for each its name, the full trust's hash (-1 for none) and seq (0 for
+ * none), the count of ranges and for each its scope, hash and seq; the count
+ * of views by identity and for each its name, the count of numbers and the
+ * numbers (five a line view: `seq`, `start`, `end` with 0 for a view to the
+ * end of the file, the index of its hash or -1 for none, 1 when vacant); the
+ * same for views by name; `lastOrd`; `ignored`. Plain JSON data; made by
  * {@linkcode packReplayState}, read back by {@linkcode unpackReplayState}.
  *
  * @example
@@ -291,20 +298,10 @@ export interface PackedReplayState extends Omit<ReplayState, "modeCounts" | "gro
   names: string[];
   /** Every content hash, once. */
   hashes: string[];
-  /**
-   * Each group: ids (indexes into `names`), trust (`[name, full, ranges]`:
-   * `full` is `[hash, seq]` or 0 for none, each range `[scopeKey, hash,
-   * seq]`), views by identity and by name (`[name, numbers]`), `lastOrd`,
-   * `ignored`.
-   */
-  groups: [
-    number[],
-    [number, [number, number] | 0, [string, number, number][]][],
-    [number, number[]][],
-    [number, number[]][],
-    number,
-    number,
-  ][];
+  /** Every scope key of a trusted range, once. */
+  scopes: string[];
+  /** Each group, one flat run of numbers (see above). */
+  groups: number[][];
   /** {@linkcode ReplayState.shown}, the identity as an index into `names`. */
   shown: [number, [string, string][]][];
 }
@@ -336,31 +333,45 @@ export function packReplayState(state: ReplayState): PackedReplayState {
     if (i === undefined) hashAt.set(h, i = hashes.push(h) - 1);
     return i;
   };
-  const views = (vs: LineView[]): number[] => {
-    const out: number[] = [];
-    for (const v of vs) {
-      out.push(
-        v.seq,
-        v.start,
-        v.end === Number.MAX_SAFE_INTEGER ? 0 : v.end,
-        v.hash === null ? -1 : hashOf(v.hash),
-        v.vacant === true ? 1 : 0,
-      );
-    }
-    return out;
+  const scopes: string[] = [];
+  const scopeAt = new Map<string, number>();
+  const scopeOf = (k: string): number => {
+    let i = scopeAt.get(k);
+    if (i === undefined) scopeAt.set(k, i = scopes.push(k) - 1);
+    return i;
   };
-  const groups: PackedReplayState["groups"] = state.groups.map((g) => [
-    g.ids.map(name),
-    g.trust.map(([k, t]) => [
-      name(k),
-      t.full === undefined ? 0 : [hashOf(t.full.hash), t.full.seq],
-      Object.entries(t.ranges).map(([scope, r]) => [scope, hashOf(r.hash), r.seq]),
-    ]),
-    g.keyViews.map(([k, vs]) => [name(k), views(vs)]),
-    g.nameViews.map(([k, vs]) => [name(k), views(vs)]),
-    g.lastOrd,
-    g.ignored,
-  ]);
+  const views = (out: number[], byName: [string, LineView[]][]): void => {
+    out.push(byName.length);
+    for (const [k, vs] of byName) {
+      out.push(name(k), vs.length * 5);
+      for (const v of vs) {
+        out.push(
+          v.seq,
+          v.start,
+          v.end === Number.MAX_SAFE_INTEGER ? 0 : v.end,
+          v.hash === null ? -1 : hashOf(v.hash),
+          v.vacant === true ? 1 : 0,
+        );
+      }
+    }
+  };
+  const groups = state.groups.map((g) => {
+    const out: number[] = [g.ids.length];
+    for (const id of g.ids) out.push(name(id));
+    out.push(g.trust.length);
+    for (const [k, t] of g.trust) {
+      out.push(name(k));
+      if (t.full === undefined) out.push(-1, 0);
+      else out.push(hashOf(t.full.hash), t.full.seq);
+      const ranges = Object.entries(t.ranges);
+      out.push(ranges.length);
+      for (const [scope, r] of ranges) out.push(scopeOf(scope), hashOf(r.hash), r.seq);
+    }
+    views(out, g.keyViews);
+    views(out, g.nameViews);
+    out.push(g.lastOrd, g.ignored);
+    return out;
+  });
   return {
     format: state.format,
     leafId: state.leafId,
@@ -373,6 +384,7 @@ export function packReplayState(state: ReplayState): PackedReplayState {
     modes: READ_MODES.map((m) => state.modeCounts[m]),
     names,
     hashes,
+    scopes,
     groups,
     shown: state.shown.map(([k, m]) => [name(k), m.map(([l, s]) => [l, s])]),
   };
@@ -390,6 +402,7 @@ const PACKED_KEYS = [
   "modes",
   "names",
   "hashes",
+  "scopes",
   "groups",
   "shown",
 ];
@@ -455,60 +468,82 @@ function unpack(value: unknown): ReplayState {
     need(Number.isInteger(i) && (i as number) >= 0 && (i as number) < hashes.length);
     return hashes[i as number] as string;
   };
-  const scopeTrust = (h: unknown, seq: unknown): ScopeTrust => {
-    need(isNum(seq));
-    return { hash: hashAt(h), seq: seq as number };
-  };
-  const views = (p: unknown): [string, LineView[]][] => {
-    const list = arrayOf(p);
-    const byName: [string, LineView[]][] = new Array(list.length);
-    for (let j = 0; j < list.length; j++) {
-      const kv = arrayOf(list[j], 2);
-      const n = arrayOf(kv[1]);
-      need(n.length % 5 === 0);
-      const out: LineView[] = new Array(n.length / 5);
-      for (let i = 0; i < n.length; i += 5) {
-        const seq = n[i], start = n[i + 1], end = n[i + 2], hash = n[i + 3], vacant = n[i + 4];
-        need(
-          isNum(seq) && isCount(start) && start > 0 && isCount(end) &&
-            (vacant === 0 || vacant === 1),
-        );
-        const view = {
-          seq: seq as number,
-          start: start as number,
-          end: end === 0 ? Number.MAX_SAFE_INTEGER : end as number,
-          hash: hash === -1 ? null : hashAt(hash),
-        };
-        out[i / 5] = vacant === 1 ? { ...view, vacant: true } : view;
-      }
-      byName[j] = [nameAt(kv[0]), out];
-    }
-    return byName;
-  };
+  const scopes = arrayOf(v.scopes);
+  for (const k of scopes) need(isStr(k) && isScopeKey(k));
   const groups: ReplayStateGroup[] = arrayOf(v.groups).map((packed) => {
-    const [ids, trust, keyViews, nameViews, lastOrd, ignored] = arrayOf(packed, 6);
-    const idList = arrayOf(ids).map(nameAt);
-    need(idList.length > 0 && idList.every((id) => id !== ""));
-    need(isNum(lastOrd) && isCount(ignored));
-    return {
-      ids: idList,
-      trust: arrayOf(trust).map((t): [string, PathTrust] => {
-        const [k, full, ranges] = arrayOf(t, 3);
-        const byScope: Record<string, ScopeTrust> = {};
-        for (const r of arrayOf(ranges)) {
-          const [scope, h, seq] = arrayOf(r, 3);
-          need(isStr(scope) && isScopeKey(scope) && !Object.hasOwn(byScope, scope));
-          byScope[scope as ScopeKey] = scopeTrust(h, seq);
-        }
-        if (full === 0) return [nameAt(k), { ranges: byScope }];
-        const [h, seq] = arrayOf(full, 2);
-        return [nameAt(k), { full: scopeTrust(h, seq), ranges: byScope }];
-      }),
-      keyViews: views(keyViews),
-      nameViews: views(nameViews),
-      lastOrd: lastOrd as number,
-      ignored: ignored as number,
+    const g = arrayOf(packed);
+    let at = 0;
+    const num = (): number => {
+      const x = g[at++];
+      need(isNum(x));
+      return x as number;
     };
+    const countOf = (): number => {
+      const x = g[at++];
+      need(isCount(x));
+      return x as number;
+    };
+    // a count of what follows: never more than the numbers left (a damaged file allocates nothing)
+    const lengthOf = (): number => {
+      const n = countOf();
+      need(n <= g.length - at);
+      return n;
+    };
+    const nameAtNext = () => nameAt(g[at++]);
+    const views = (): [string, LineView[]][] => {
+      const byName: [string, LineView[]][] = new Array(lengthOf());
+      for (let j = 0; j < byName.length; j++) {
+        const k = nameAtNext();
+        const numbers = lengthOf();
+        need(numbers % 5 === 0);
+        const out: LineView[] = new Array(numbers / 5);
+        for (let i = 0; i < out.length; i++) {
+          const seq = num(), start = g[at++], end = g[at++], hash = g[at++], vacant = g[at++];
+          need(isCount(start) && start > 0 && isCount(end) && (vacant === 0 || vacant === 1));
+          const view = {
+            seq,
+            start: start as number,
+            end: end === 0 ? Number.MAX_SAFE_INTEGER : end as number,
+            hash: hash === -1 ? null : hashAt(hash),
+          };
+          out[i] = vacant === 1 ? { ...view, vacant: true } : view;
+        }
+        byName[j] = [k, out];
+      }
+      return byName;
+    };
+    const ids: string[] = new Array(lengthOf());
+    for (let i = 0; i < ids.length; i++) ids[i] = nameAtNext();
+    need(ids.length > 0 && ids.every((id) => id !== ""));
+    const trust: [string, PathTrust][] = new Array(lengthOf());
+    for (let i = 0; i < trust.length; i++) {
+      const k = nameAtNext();
+      const fullHash = g[at++];
+      const fullSeq = num();
+      const byScope: Record<string, ScopeTrust> = {};
+      const ranges = lengthOf();
+      for (let r = 0; r < ranges; r++) {
+        const scopeIndex = g[at++];
+        need(
+          Number.isInteger(scopeIndex) && (scopeIndex as number) >= 0 &&
+            (scopeIndex as number) < scopes.length,
+        );
+        const scope = scopes[scopeIndex as number] as ScopeKey;
+        need(!Object.hasOwn(byScope, scope));
+        const hash = hashAt(g[at++]);
+        byScope[scope] = { hash, seq: num() };
+      }
+      if (fullHash === -1) {
+        need(fullSeq === 0);
+        trust[i] = [k, { ranges: byScope }];
+      } else trust[i] = [k, { full: { hash: hashAt(fullHash), seq: fullSeq }, ranges: byScope }];
+    }
+    const keyViews = views();
+    const nameViews = views();
+    const lastOrd = num();
+    const ignored = countOf();
+    need(at === g.length);
+    return { ids, trust, keyViews, nameViews, lastOrd, ignored };
   });
   need(idsUnique(groups));
   const shown = arrayOf(v.shown).map((s): [string, [string, ScopeKey][]] => {
