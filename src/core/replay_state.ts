@@ -306,6 +306,17 @@ export interface PackedReplayState extends Omit<ReplayState, "modeCounts" | "gro
   shown: [number, [string, string][]][];
 }
 
+/** A table of strings, each written once, and the index of a string in it (added when new). */
+function interned(): [string[], (s: string) => number] {
+  const table: string[] = [];
+  const at = new Map<string, number>();
+  return [table, (s) => {
+    let i = at.get(s);
+    if (i === undefined) at.set(s, i = table.push(s) - 1);
+    return i;
+  }];
+}
+
 /**
  * `state` in the packed layout a saved replay is written in (SPEC §6.5).
  * {@linkcode unpackReplayState} gives back an equal state.
@@ -319,27 +330,9 @@ export interface PackedReplayState extends Omit<ReplayState, "modeCounts" | "gro
  * ```
  */
 export function packReplayState(state: ReplayState): PackedReplayState {
-  const names: string[] = [];
-  const nameAt = new Map<string, number>();
-  const name = (s: string): number => {
-    let i = nameAt.get(s);
-    if (i === undefined) nameAt.set(s, i = names.push(s) - 1);
-    return i;
-  };
-  const hashes: string[] = [];
-  const hashAt = new Map<string, number>();
-  const hashOf = (h: string): number => {
-    let i = hashAt.get(h);
-    if (i === undefined) hashAt.set(h, i = hashes.push(h) - 1);
-    return i;
-  };
-  const scopes: string[] = [];
-  const scopeAt = new Map<string, number>();
-  const scopeOf = (k: string): number => {
-    let i = scopeAt.get(k);
-    if (i === undefined) scopeAt.set(k, i = scopes.push(k) - 1);
-    return i;
-  };
+  const [names, name] = interned();
+  const [hashes, hashOf] = interned();
+  const [scopes, scopeOf] = interned();
   const views = (out: number[], byName: [string, LineView[]][]): void => {
     out.push(byName.length);
     for (const [k, vs] of byName) {
@@ -436,6 +429,14 @@ function need(ok: boolean): void {
   if (!ok) throw new NotPacked();
 }
 
+/** The entry of `table` an index read from a packed state names (an integer within it). */
+function entryOf<T>(table: readonly T[]): (i: unknown) => T {
+  return (i) => {
+    need(Number.isInteger(i) && (i as number) >= 0 && (i as number) < table.length);
+    return table[i as number];
+  };
+}
+
 function arrayOf(v: unknown, length?: number): unknown[] {
   need(Array.isArray(v) && (length === undefined || v.length === length));
   return v as unknown[];
@@ -460,16 +461,11 @@ function unpack(value: unknown): ReplayState {
   for (const n of names) need(isStr(n));
   const hashes = arrayOf(v.hashes);
   for (const h of hashes) need(isHexHash(h));
-  const nameAt = (i: unknown): string => {
-    need(Number.isInteger(i) && (i as number) >= 0 && (i as number) < names.length);
-    return names[i as number] as string;
-  };
-  const hashAt = (i: unknown): string => {
-    need(Number.isInteger(i) && (i as number) >= 0 && (i as number) < hashes.length);
-    return hashes[i as number] as string;
-  };
   const scopes = arrayOf(v.scopes);
   for (const k of scopes) need(isStr(k) && isScopeKey(k));
+  const nameAt = entryOf(names as string[]);
+  const hashAt = entryOf(hashes as string[]);
+  const scopeAt = entryOf(scopes as ScopeKey[]);
   const groups: ReplayStateGroup[] = arrayOf(v.groups).map((packed) => {
     const g = arrayOf(packed);
     let at = 0;
@@ -523,12 +519,7 @@ function unpack(value: unknown): ReplayState {
       const byScope: Record<string, ScopeTrust> = {};
       const ranges = lengthOf();
       for (let r = 0; r < ranges; r++) {
-        const scopeIndex = g[at++];
-        need(
-          Number.isInteger(scopeIndex) && (scopeIndex as number) >= 0 &&
-            (scopeIndex as number) < scopes.length,
-        );
-        const scope = scopes[scopeIndex as number] as ScopeKey;
+        const scope = scopeAt(g[at++]);
         need(!Object.hasOwn(byScope, scope));
         const hash = hashAt(g[at++]);
         byScope[scope] = { hash, seq: num() };
