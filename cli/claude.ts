@@ -1,85 +1,94 @@
 // `readcache claude install|uninstall|serve`: the Claude Code host (SPEC §11.9) in one step.
 //
-// install: makes a secret and a port (kept in <config>/readcache/service.json, mode 0600) and
-// adds three hooks to Claude Code's user settings (<config>/settings.json; <config> is
-// CLAUDE_CONFIG_DIR or ~/.claude): a SessionStart command hook that starts the service when it is
-// not running, and PreToolUse and PostToolUse HTTP hooks for every tool that reach it. uninstall
-// removes exactly those hooks. serve runs the service (in the foreground, or with --detach in the
-// background when it is not up yet).
-import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+// install: makes the service's directory <config>/readcache (mode 0700; <config> is
+// CLAUDE_CONFIG_DIR or ~/.claude), puts there what the hooks run (the service bundled into one
+// file, the hook client, and a Deno outside any cache), and adds to Claude Code's user settings
+// (<config>/settings.json) a SessionStart command hook that starts the service when it is not
+// running, and PreToolUse/PostToolUse command hooks that run the client for the tools that need
+// them. The service listens on a Unix socket in that directory: no port, no secret, nothing another
+// local user can reach or take first. uninstall puts the settings back as they were (byte for
+// byte when nothing else changed them), stops the service and removes the directory's files.
+// serve runs the service (in the foreground, or with --detach in the background).
+import { spawnSync } from "node:child_process";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmdirSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { homedir } from "node:os";
 import process from "node:process";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startClaudeCodeService } from "../src/adapters/claude/service.ts";
+import {
+  claudeHookRuntime,
+  claudeHookSettings,
+  writeClaudeHookClient,
+} from "../src/adapters/claude/hook_client.ts";
+import {
+  ClaudePrivateDirError,
+  ensurePrivateDir,
+  privateDirProblem,
+} from "../src/adapters/claude/private_dir.ts";
+import {
+  CLAUDE_SOCKET_NAME,
+  claudeServiceRequest,
+  claudeSocketPathProblem,
+} from "../src/adapters/claude/service.ts";
+import { claudeServe as serve } from "./claude_service.ts";
 import { CliError, EXIT_OK } from "./support/output.ts";
-
-/** The port the service listens on unless install is told another. */
-export const DEFAULT_CLAUDE_PORT = 47411;
-
-/** What install keeps for the service: its port and the secret of the hook URL. */
-export interface ClaudeServiceConfig {
-  port: number;
-  secret: string;
-}
 
 /** Claude Code's configuration directory: CLAUDE_CONFIG_DIR, else ~/.claude. */
 export function claudeConfigDir(): string {
   return Deno.env.get("CLAUDE_CONFIG_DIR") || join(homedir(), ".claude");
 }
 
-function serviceFile(configDir: string): string {
-  return join(configDir, "readcache", "service.json");
-}
-
-function pidFile(configDir: string): string {
-  return join(configDir, "readcache", "service.pid");
-}
-
-/** The service's port and secret as install wrote them, or `undefined`. */
-export function readServiceConfig(configDir: string): ClaudeServiceConfig | undefined {
-  try {
-    const v = JSON.parse(readFileSync(serviceFile(configDir), "utf8"));
-    if (typeof v?.port === "number" && typeof v?.secret === "string") return v;
-  } catch {
-    // not installed
-  }
-  return undefined;
+/** The service's directory: `<config>/readcache`. */
+export function claudeServiceDir(configDir: string): string {
+  return join(configDir, "readcache");
 }
 
 /** Marks the hooks install adds, so that uninstall removes those and nothing else. */
 const MARK = "readcache";
 
-/** This CLI's `claude serve`: Deno and its arguments. */
-function serveArgs(): string[] {
-  const main = fileURLToPath(new URL("./main.ts", import.meta.url));
-  const config = fileURLToPath(new URL("../deno.json", import.meta.url));
-  return [Deno.execPath(), "run", "-A", "--quiet", "--config", config, main, "claude", "serve"];
+/** What install remembers for uninstall (`<service dir>/install.json`, mode 0600). */
+export interface ClaudeInstallRecord {
+  v: 1;
+  /** The settings file changed. */
+  settings: string;
+  /** The file as it was before the first install: its text and mode, or none. */
+  before: { text: string; mode: number } | null;
+  /** The text install wrote last. */
+  after: string;
+  /** The Deno the hooks run, and the hook client's command. */
+  deno: string;
+  client: { command: string; args: string[] };
 }
 
-/** Deno's cache directory now (where this CLI's npm packages are), or `undefined`. */
-function denoDir(): string | undefined {
+const INSTALL_RECORD = "install.json";
+const SERVICE_BUNDLE = "service.js";
+const DENO_COPY = "deno";
+/** Files a version before this one kept in the directory (a port and a secret; a pid). */
+const OLD_FILES = ["service.json", "service.pid"];
+
+/** The install record of `dir`, or `undefined`. */
+export function readInstallRecord(serviceDir: string): ClaudeInstallRecord | undefined {
   try {
-    const out = new Deno.Command(Deno.execPath(), { args: ["info", "--json"], stderr: "null" })
-      .outputSync();
-    const dir = JSON.parse(new TextDecoder().decode(out.stdout)).denoDir;
-    return typeof dir === "string" ? dir : undefined;
+    const v = JSON.parse(readFileSync(join(serviceDir, INSTALL_RECORD), "utf8"));
+    if (v?.v === 1 && typeof v.settings === "string" && typeof v.after === "string") return v;
   } catch {
-    return undefined;
+    // not installed
   }
-}
-
-/**
- * The command Claude Code runs at session start: this CLI's `claude serve --detach`, with the
- * Deno cache it runs from now (its npm packages are there: a hook must not need the network).
- */
-function serveCommand(): string {
-  const q = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
-  const cache = denoDir();
-  return (cache === undefined ? "" : `DENO_DIR=${q(cache)} `) + serveArgs().map(q).join(" ") +
-    " --detach";
+  return undefined;
 }
 
 type Hook = Record<string, unknown>;
@@ -108,11 +117,21 @@ function withoutOurs(list: unknown, event: string, path: string): Matcher[] {
     .filter((m) => !Array.isArray(m.hooks) || m.hooks.length > 0);
 }
 
-function readSettings(path: string): Record<string, unknown> {
-  if (!existsSync(path)) return {};
+/** A settings file: its text and mode as found, and what it holds (`{}` when missing). */
+interface SettingsFile {
+  path: string;
+  text: string | null;
+  mode: number | null;
+  value: Record<string, unknown>;
+}
+
+function readSettings(path: string): SettingsFile {
+  if (!existsSync(path)) return { path, text: null, mode: null, value: {} };
+  const text = readFileSync(path, "utf8");
+  const mode = statSync(path).mode & 0o7777;
   let v: unknown;
   try {
-    v = JSON.parse(readFileSync(path, "utf8"));
+    v = JSON.parse(text);
   } catch (e) {
     throw new CliError(
       `${path} is not valid JSON (${(e as Error).message}); fix it or move it away, then run ` +
@@ -122,7 +141,19 @@ function readSettings(path: string): Record<string, unknown> {
   if (typeof v !== "object" || v === null || Array.isArray(v)) {
     throw new CliError(`${path} does not hold a JSON object; fix it, then run this again.`);
   }
-  return v as Record<string, unknown>;
+  return { path, text, mode, value: v as Record<string, unknown> };
+}
+
+/** The indentation a JSON text uses (its first indented line), else two spaces. */
+function indentOf(text: string | null): string | number {
+  const m = text === null ? null : /\n([ \t]+)"/.exec(text);
+  return m === null ? 2 : m[1];
+}
+
+/** `value` as JSON in the style of `like` (its indentation, its final line break). */
+function jsonLike(value: unknown, like: string | null): string {
+  const out = JSON.stringify(value, null, indentOf(like));
+  return like === null || like.endsWith("\n") ? out + "\n" : out;
 }
 
 /** Writes a file through a temporary one and a rename, with the given mode. */
@@ -134,136 +165,333 @@ function writeAtomic(path: string, text: string, mode: number): void {
   renameSync(tmp, path);
 }
 
+/** True when `path` lies in a cache a cleanup may empty (npm's, npx's, Deno's, the OS's). */
+function inCache(path: string): boolean {
+  const denoDir = Deno.env.get("DENO_DIR");
+  return /\/(_npx|\.npm|\.cache|Library\/Caches)\//.test(path) ||
+    (denoDir !== undefined && denoDir !== "" && path.startsWith(resolve(denoDir) + "/"));
+}
+
+/**
+ * The Deno the hooks run: this one, or, when it lies in a cache, a hard link to it (a copy where
+ * no link can be made) in the service's directory, which a cleared cache leaves in place.
+ */
+function stableDeno(serviceDir: string): string {
+  const exe = Deno.execPath();
+  if (!inCache(exe)) return exe;
+  const target = join(serviceDir, DENO_COPY);
+  try {
+    if (statSync(target).ino === statSync(exe).ino) return target;
+  } catch {
+    // none yet
+  }
+  const tmp = `${target}.${process.pid}.tmp`;
+  try {
+    linkSync(exe, tmp);
+  } catch {
+    copyFileSync(exe, tmp);
+    chmodSync(tmp, 0o700);
+  }
+  renameSync(tmp, target);
+  return target;
+}
+
+/**
+ * The service as one file (`<service dir>/service.js`): a prebuilt bundle shipped beside this CLI
+ * when there is one, else bundled now from the checkout by Deno.
+ */
+function writeServiceBundle(serviceDir: string): string {
+  const target = join(serviceDir, SERVICE_BUNDLE);
+  const tmp = `${target}.${process.pid}.tmp`;
+  const prebuilt = fileURLToPath(new URL("./claude_service.bundle.js", import.meta.url));
+  if (existsSync(prebuilt)) {
+    copyFileSync(prebuilt, tmp);
+  } else {
+    const out = spawnSync(Deno.execPath(), [
+      "bundle",
+      "--quiet",
+      "--platform",
+      "deno",
+      "--config",
+      fileURLToPath(new URL("../deno.json", import.meta.url)),
+      "-o",
+      tmp,
+      fileURLToPath(new URL("./claude_service.ts", import.meta.url)),
+    ], { encoding: "utf8" });
+    if (out.status !== 0 || !existsSync(tmp)) {
+      throw new CliError(
+        `could not build the service into ${target} (deno bundle: ` +
+          `${(out.stderr || out.error?.message || "failed").trim().slice(0, 400)}). Nothing was ` +
+          "changed in Claude Code's settings.",
+      );
+    }
+  }
+  chmodSync(tmp, 0o600);
+  renameSync(tmp, target);
+  return target;
+}
+
+/** Removes the old version's files (a port, a secret, a pid) and says whether there were any. */
+function removeOldFiles(serviceDir: string): boolean {
+  let found = false;
+  for (const f of OLD_FILES) {
+    try {
+      unlinkSync(join(serviceDir, f));
+      found = true;
+    } catch {
+      // none
+    }
+  }
+  return found;
+}
+
+/** Stops the service answering in `dir` (the pid it reports); true when one was stopped. */
+async function stopService(serviceDir: string): Promise<boolean> {
+  const health = await claudeServiceRequest(serviceDir, "GET", "/health", "", 1000);
+  let pid: unknown;
+  try {
+    pid = health?.status === 200 ? JSON.parse(health.body).pid : undefined;
+  } catch {
+    pid = undefined;
+  }
+  if (typeof pid !== "number" || !Number.isSafeInteger(pid) || pid <= 1) return false;
+  try {
+    Deno.kill(pid, "SIGTERM");
+  } catch {
+    return false;
+  }
+  for (let i = 0; i < 40 && existsSync(join(serviceDir, CLAUDE_SOCKET_NAME)); i++) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return true;
+}
+
+function privateOrUsage(serviceDir: string): void {
+  const long = claudeSocketPathProblem(serviceDir);
+  if (long !== undefined) throw new CliError(`${long}.`);
+  try {
+    ensurePrivateDir(serviceDir);
+  } catch (e) {
+    if (e instanceof ClaudePrivateDirError) throw new CliError(e.message);
+    throw e;
+  }
+}
+
+/** What `readcache claude install` did (its `--json` output). */
+export interface ClaudeInstallReport {
+  installed: true;
+  settings: string;
+  serviceDir: string;
+  socket: string;
+  client: string;
+  deno: string;
+  olderServiceFiles: boolean;
+}
+
 /** `readcache claude install`. */
-export function claudeInstall(options: { port?: number; settings?: string }): number {
+export async function claudeInstall(
+  options: { settings?: string; json?: boolean },
+): Promise<number> {
   const configDir = claudeConfigDir();
-  const settingsPath = options.settings ?? join(configDir, "settings.json");
+  const serviceDir = claudeServiceDir(configDir);
+  const settingsPath = resolve(options.settings ?? join(configDir, "settings.json"));
   const settings = readSettings(settingsPath);
-  const old = readServiceConfig(configDir);
-  const service: ClaudeServiceConfig = {
-    port: options.port ?? old?.port ?? DEFAULT_CLAUDE_PORT,
-    secret: old?.secret ?? randomBytes(32).toString("base64url"),
-  };
-  const hooks = typeof settings.hooks === "object" && settings.hooks !== null
-    ? { ...settings.hooks as Record<string, unknown> }
+  const hooks = typeof settings.value.hooks === "object" && settings.value.hooks !== null &&
+      !Array.isArray(settings.value.hooks)
+    ? { ...settings.value.hooks as Record<string, unknown> }
     : {};
-  hooks.SessionStart = [
-    ...withoutOurs(hooks.SessionStart, "SessionStart", settingsPath),
-    { hooks: [{ type: "command", command: serveCommand(), timeout: 30, [MARK]: true }] },
-  ];
-  hooks.PreToolUse = [
-    ...withoutOurs(hooks.PreToolUse, "PreToolUse", settingsPath),
-    {
-      matcher: "*",
-      hooks: [{
-        type: "http",
-        url: `http://127.0.0.1:${service.port}/hook/${service.secret}`,
-        timeout: 10,
-        [MARK]: true,
-      }],
-    },
-  ];
-  hooks.PostToolUse = [
-    ...withoutOurs(hooks.PostToolUse, "PostToolUse", settingsPath),
-    {
-      matcher: "*",
-      hooks: [{
-        type: "http",
-        url: `http://127.0.0.1:${service.port}/hook/${service.secret}`,
-        timeout: 10,
-        [MARK]: true,
-      }],
-    },
-  ];
   // the settings are checked before anything is written
-  writeAtomic(serviceFile(configDir), JSON.stringify(service, null, 2) + "\n", 0o600);
-  writeAtomic(settingsPath, JSON.stringify({ ...settings, hooks }, null, 2) + "\n", 0o600);
+  const events = ["SessionStart", "PreToolUse", "PostToolUse"];
+  const kept = Object.fromEntries(events.map((e) => [e, withoutOurs(hooks[e], e, settingsPath)]));
+  privateOrUsage(serviceDir);
+  const record = readInstallRecord(serviceDir);
+  await stopService(serviceDir); // a service of an earlier install runs its own copy of the code
+  const olderServiceFiles = removeOldFiles(serviceDir);
+  const bundle = writeServiceBundle(serviceDir);
+  const deno = stableDeno(serviceDir);
+  const runtime = claudeHookRuntime();
+  const client = writeClaudeHookClient(serviceDir, "perl" in runtime ? runtime : { deno });
+  const ours = claudeHookSettings(client, MARK);
+  hooks.SessionStart = [
+    ...kept.SessionStart,
+    {
+      hooks: [{
+        type: "command",
+        command: deno,
+        args: [
+          "run",
+          "-A",
+          "--no-config",
+          "--quiet",
+          bundle,
+          "--dir",
+          serviceDir,
+          "--config-dir",
+          configDir,
+          "--detach",
+        ],
+        timeout: 30,
+        [MARK]: true,
+      }],
+    },
+  ];
+  hooks.PreToolUse = [...kept.PreToolUse, ...ours.PreToolUse];
+  hooks.PostToolUse = [...kept.PostToolUse, ...ours.PostToolUse];
+  const after = jsonLike({ ...settings.value, hooks }, settings.text);
+  // the settings as they were before the first install (a reinstall keeps them)
+  const before = record?.settings === settingsPath
+    ? record.before
+    : settings.text === null
+    ? null
+    : { text: settings.text, mode: settings.mode ?? 0o600 };
+  const next: ClaudeInstallRecord = { v: 1, settings: settingsPath, before, after, deno, client };
+  writeAtomic(join(serviceDir, INSTALL_RECORD), JSON.stringify(next, null, 2) + "\n", 0o600);
+  writeAtomic(settingsPath, after, settings.mode ?? 0o600);
+  const report: ClaudeInstallReport = {
+    installed: true,
+    settings: settingsPath,
+    serviceDir,
+    socket: join(serviceDir, CLAUDE_SOCKET_NAME),
+    client: client.command,
+    deno,
+    olderServiceFiles,
+  };
+  if (options.json) {
+    console.log(JSON.stringify(report, null, 2));
+    return EXIT_OK;
+  }
   console.log(
     `readcache is installed for Claude Code: ${settingsPath} has its hooks, and the service ` +
-      `(127.0.0.1:${service.port}) starts with the next session. Remove it with ` +
+      `starts with the next session (socket ${report.socket}, in a directory only you can ` +
+      `open; hook client: ${"perl" in runtime ? "Perl" : "Deno"}). Remove it with ` +
       "`readcache claude uninstall`.",
   );
+  if (olderServiceFiles) {
+    console.log(
+      "An earlier version's port and secret were removed; a service it started may still " +
+        "listen on 127.0.0.1 until you log out or reboot. Nothing sends to it any more.",
+    );
+  }
   return EXIT_OK;
 }
 
+/** What `readcache claude uninstall` did (its `--json` output). */
+export interface ClaudeUninstallReport {
+  settings: string;
+  /** `restored`: put back byte for byte; `edited`: readcache's hooks taken out; `untouched`. */
+  settingsChange: "restored" | "removed" | "edited" | "untouched";
+  serviceStopped: boolean;
+  removed: string[];
+}
+
 /** `readcache claude uninstall`. */
-export async function claudeUninstall(options: { settings?: string }): Promise<number> {
+export async function claudeUninstall(
+  options: { settings?: string; json?: boolean },
+): Promise<number> {
   const configDir = claudeConfigDir();
-  const settingsPath = options.settings ?? join(configDir, "settings.json");
-  const settings = readSettings(settingsPath);
-  if (typeof settings.hooks === "object" && settings.hooks !== null) {
-    const hooks: Record<string, unknown> = { ...settings.hooks as Record<string, unknown> };
-    for (const event of ["SessionStart", "PreToolUse", "PostToolUse"]) {
-      if (!(event in hooks)) continue;
-      const kept = withoutOurs(hooks[event], event, settingsPath);
-      if (kept.length > 0) hooks[event] = kept;
-      else delete hooks[event];
-    }
-    writeAtomic(settingsPath, JSON.stringify({ ...settings, hooks }, null, 2) + "\n", 0o600);
+  const serviceDir = claudeServiceDir(configDir);
+  const record = readInstallRecord(serviceDir);
+  const settingsPath = resolve(
+    options.settings ?? record?.settings ?? join(configDir, "settings.json"),
+  );
+  if (options.settings !== undefined && !existsSync(settingsPath)) {
+    throw new CliError(
+      `${settingsPath} does not exist, so there are no hooks to remove from it. Give the ` +
+        "settings file `readcache claude install` changed (by default <config>/settings.json).",
+    );
   }
-  const service = readServiceConfig(configDir);
-  let stopped = false;
-  if (service !== undefined && await isUp(service)) {
+  let settingsChange: ClaudeUninstallReport["settingsChange"] = "untouched";
+  if (existsSync(settingsPath)) {
+    const settings = readSettings(settingsPath);
+    if (record?.settings === settingsPath && settings.text === record.after) {
+      // nothing else changed it since install: back to what it was
+      if (record.before === null) {
+        unlinkSync(settingsPath);
+        settingsChange = "removed";
+      } else {
+        writeAtomic(settingsPath, record.before.text, record.before.mode);
+        settingsChange = "restored";
+      }
+    } else if (
+      typeof settings.value.hooks === "object" && settings.value.hooks !== null &&
+      !Array.isArray(settings.value.hooks)
+    ) {
+      const hooks: Record<string, unknown> = { ...settings.value.hooks as Record<string, unknown> };
+      let changed = false;
+      for (const event of Object.keys(hooks)) {
+        if (!Array.isArray(hooks[event])) continue;
+        const kept = withoutOurs(hooks[event], event, settingsPath);
+        if (JSON.stringify(kept) === JSON.stringify(hooks[event])) continue;
+        changed = true;
+        if (kept.length > 0) hooks[event] = kept;
+        else delete hooks[event];
+      }
+      if (changed) {
+        const { hooks: _, ...rest } = settings.value;
+        // no empty `hooks` left where readcache's were the only ones
+        const value = Object.keys(hooks).length > 0 ? { ...settings.value, hooks } : rest;
+        writeAtomic(settingsPath, jsonLike(value, settings.text), settings.mode ?? 0o600);
+        settingsChange = "edited";
+      }
+    }
+  }
+  const serviceStopped = await stopService(serviceDir);
+  const removed: string[] = [];
+  for (
+    const f of [
+      INSTALL_RECORD,
+      SERVICE_BUNDLE,
+      DENO_COPY,
+      "hook-client.pl",
+      "hook-client.js",
+      CLAUDE_SOCKET_NAME,
+      ...OLD_FILES,
+    ]
+  ) {
     try {
-      Deno.kill(Number(readFileSync(pidFile(configDir), "utf8").trim()), "SIGTERM");
-      stopped = true;
+      lstatSync(join(serviceDir, f));
+      unlinkSync(join(serviceDir, f));
+      removed.push(f);
     } catch {
-      // no pid file, or not ours: it stops at the next reboot
+      // not there
     }
   }
+  try {
+    if (readdirSync(serviceDir).length === 0) rmdirSync(serviceDir);
+  } catch {
+    // not there, or holds something else
+  }
+  const report: ClaudeUninstallReport = {
+    settings: settingsPath,
+    settingsChange,
+    serviceStopped,
+    removed,
+  };
+  if (options.json) {
+    console.log(JSON.stringify(report, null, 2));
+    return EXIT_OK;
+  }
+  const what = {
+    restored: `${settingsPath} is back as it was before install`,
+    removed: `${settingsPath} is removed again (install made it)`,
+    edited: `readcache's hooks are gone from ${settingsPath}`,
+    untouched: `${settingsPath} holds no readcache hooks`,
+  }[settingsChange];
   console.log(
-    `readcache's hooks are gone from ${settingsPath}` +
-      (stopped ? " and the service is stopped" : "") +
+    `${what}` + (serviceStopped ? " and the service is stopped" : "") +
       ". Stored copies stay in each project's .claude/readcache (delete that folder to drop them).",
   );
   return EXIT_OK;
 }
 
-async function isUp(service: ClaudeServiceConfig): Promise<boolean> {
-  try {
-    const r = await fetch(`http://127.0.0.1:${service.port}/hook/${service.secret}`, {
-      signal: AbortSignal.timeout(1000),
-    });
-    const body = await r.json().catch(() => undefined);
-    return r.ok && body?.service === "readcache";
-  } catch {
-    return false;
-  }
-}
-
 /** `readcache claude serve`. */
 export async function claudeServe(options: { detach?: boolean }): Promise<number> {
   const configDir = claudeConfigDir();
-  const service = readServiceConfig(configDir);
-  if (service === undefined) {
-    throw new CliError(
-      `${serviceFile(configDir)} is missing or unreadable; run \`readcache claude install\` first.`,
-    );
+  const serviceDir = claudeServiceDir(configDir);
+  const problem = claudeSocketPathProblem(serviceDir) ??
+    (existsSync(serviceDir) ? privateDirProblem(serviceDir) : undefined);
+  if (problem !== undefined) {
+    throw new CliError(`${problem}. Run \`readcache doctor --claude\` for what to do.`);
   }
-  if (await isUp(service)) return EXIT_OK;
-  if (options.detach) {
-    const [deno, ...args] = serveArgs();
-    const child = spawn(deno, args, {
-      detached: true,
-      stdio: "ignore",
-    });
-    child.unref();
-    // return once it answers, so the session's first Read is served
-    for (let i = 0; i < 100 && !await isUp(service); i++) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    return EXIT_OK;
-  }
-  let running;
-  try {
-    running = startClaudeCodeService({ port: service.port, secret: service.secret });
-  } catch (e) {
-    // another service took the port first
-    if (e instanceof Deno.errors.AddrInUse) return EXIT_OK;
-    throw e;
-  }
-  writeAtomic(pidFile(configDir), `${Deno.pid}\n`, 0o600);
-  console.error(`readcache: serving Claude Code's hooks on 127.0.0.1:${running.port}`);
-  await new Promise(() => {}); // until killed
-  return EXIT_OK;
+  return await serve({ dir: serviceDir, configDir, detach: options.detach });
 }

@@ -363,26 +363,55 @@ Examples:
   claude.command("install")
     .description(
       "Add readcache's hooks to Claude Code's user settings: a SessionStart hook that starts the " +
-        "service, and PreToolUse and PostToolUse hooks for every tool that reach it on 127.0.0.1 " +
-        "with a secret.",
+        "service, and PreToolUse and PostToolUse hooks that reach it through a Unix socket in " +
+        "<config>/readcache, a directory only you can open.",
     )
-    .option("--port <n>", "the service's port on 127.0.0.1 (default 47411)", parseCount)
     .option("--settings <file>", "the settings file to change (default <config>/settings.json)")
-    .action((o: Record<string, unknown>) => {
-      code = claudeInstall({
-        port: o.port as number | undefined,
+    .option("--json", "what was installed, as JSON")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  $ readcache claude install
+  $ CLAUDE_CONFIG_DIR=~/.claude-work readcache claude install --json`,
+    )
+    .action(async (o: Record<string, unknown>) => {
+      code = await claudeInstall({
         settings: o.settings as string | undefined,
+        json: o.json === true,
       });
     });
   claude.command("uninstall")
-    .description("Remove readcache's hooks from Claude Code's settings (nothing else).")
-    .option("--settings <file>", "the settings file to change (default <config>/settings.json)")
+    .description(
+      "Put Claude Code's settings back as they were before install (byte for byte when nothing " +
+        "else changed them; else only readcache's hooks are taken out), stop the service and " +
+        "remove its files.",
+    )
+    .option("--settings <file>", "the settings file to change (default: the one install changed)")
+    .option("--json", "what was removed, as JSON")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  $ readcache claude uninstall
+  $ readcache claude uninstall --json`,
+    )
     .action(async (o: Record<string, unknown>) => {
-      code = await claudeUninstall({ settings: o.settings as string | undefined });
+      code = await claudeUninstall({
+        settings: o.settings as string | undefined,
+        json: o.json === true,
+      });
     });
   claude.command("serve")
     .description("Run the service the hooks reach (what the SessionStart hook starts).")
     .option("--detach", "start it in the background unless it is already up, then return")
+    .addHelpText(
+      "after",
+      `
+Examples:
+  $ readcache claude serve             in the foreground, until stopped
+  $ readcache claude serve --detach    in the background, unless one runs already`,
+    )
     .action(async (o: Record<string, unknown>) => {
       code = await claudeServe({ detach: o.detach === true });
     });

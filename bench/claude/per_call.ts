@@ -12,9 +12,9 @@
 // timed is `ClaudeCodeHost.handle`: reading the appended rows, the branch, the replay, reading the
 // file, deciding, storing. `--e2e N` also runs the real Claude Code binary (pinned, offline, a fake
 // Messages API on loopback; scripts/claude/claude_bin.ts installs it) through N tool calls (reads
-// of 12 files, every fifth a Bash command) once without a hook and once with readcache's service
-// behind its HTTP hook, and reports the median gap between the model requests Claude Code sends:
-// the end-to-end cost of a tool call, and what the hook adds to it.
+// of 12 files, every fifth a Bash command) with readcache's hooks and service and N without any,
+// paired (rounds of ten calls taking turns), and reports the median gap between the model requests
+// Claude Code sends: the end-to-end cost of a tool call, and what the hooks add to it.
 
 import { ClaudeCodeHost } from "../../src/adapters/claude/host.ts";
 import { MemoryObjectStore } from "../../src/core/object_store.ts";
@@ -87,50 +87,65 @@ async function runSize(size: number): Promise<Row> {
   }
 }
 
-/** Median gap between model requests over `calls` tool calls, with and without the hook. */
-async function runE2e(calls: number): Promise<{ plainMs: number; hookMs: number; cached: number }> {
+/**
+ * Median gap between model requests over `calls` tool calls with readcache's hooks and `calls`
+ * without, measured paired: two sandboxes (one with the hooks as `readcache claude install` writes
+ * them and the service behind them, one with no hooks) take turns, a round of ten calls each, the
+ * one to go first alternating, each round continuing its sandbox's session (`--continue`), so that
+ * both see the same machine at the same time and re-reads happen.
+ */
+async function runE2e(
+  calls: number,
+): Promise<{ plainMs: number; hookMs: number; cached: number; reads: number }> {
   const found = await claudeBinary();
   if ("skip" in found) throw new Error(found.skip);
-  const gaps = async (withHook: boolean) => {
-    const service = withHook
-      ? startClaudeCodeService({
-        port: 0,
-        secret: "b".repeat(40),
-        storeFor: () => new MemoryObjectStore(),
-      })
-      : undefined;
-    const s = await startClaudeSandbox(found.bin, service?.url);
-    try {
+  const hooked = await startClaudeSandbox(found.bin, "readcache");
+  const plain = await startClaudeSandbox(found.bin);
+  const service = await startClaudeCodeService({
+    dir: hooked.serviceDir,
+    storeFor: () => new MemoryObjectStore(),
+  });
+  const gaps = new Map([[hooked, [] as number[]], [plain, [] as number[]]]);
+  try {
+    for (const s of [hooked, plain]) {
       for (let f = 0; f < 12; f++) {
         const lines = Array.from({ length: 200 }, (_, i) => `file ${f} line ${i + 1}: some code`);
         await Deno.writeTextFile(`${s.work}/f${f}.ts`, lines.join("\n") + "\n");
       }
-      for (let i = 0; i < calls; i++) {
-        s.api.queue.push({
-          calls: [
-            i % 5 === 4
-              ? { name: "Bash", input: { command: "true" } }
-              : { name: "Read", input: { file_path: `${s.work}/f${(i * 5) % 12}.ts` } },
-          ],
-        });
-      }
-      const r = await s.run(["-p", "go"]);
-      if (r.code !== 0) throw new Error(r.stderr);
-      const t = s.api.arrivals;
-      const between = t.slice(2).map((x, i) => x - t[i + 1]);
-      const results = [...s.toolResults().values()];
-      return {
-        median: pct(between, 0.5),
-        cached: results.filter((x) => x.startsWith("0\t")).length,
-      };
-    } finally {
-      await s.close();
-      await service?.close();
     }
-  };
-  const plain = await gaps(false);
-  const hook = await gaps(true);
-  return { plainMs: plain.median, hookMs: hook.median, cached: hook.cached };
+    const perRound = 10;
+    for (let round = 0, done = 0; done < calls; round++, done += perRound) {
+      const order = round % 2 === 0 ? [hooked, plain] : [plain, hooked];
+      for (const s of order) {
+        for (let i = done; i < Math.min(calls, done + perRound); i++) {
+          s.api.queue.push({
+            calls: [
+              i % 5 === 4
+                ? { name: "Bash", input: { command: "true" } }
+                : { name: "Read", input: { file_path: `${s.work}/f${(i * 5) % 12}.ts` } },
+            ],
+          });
+        }
+        const before = s.api.arrivals.length;
+        const r = await s.run(round === 0 ? ["-p", "go"] : ["--continue", "-p", "go on"]);
+        if (r.code !== 0) throw new Error(r.stderr);
+        // the gaps between the requests that follow a tool result in this round
+        const t = s.api.arrivals.slice(before);
+        gaps.get(s)!.push(...t.slice(2).map((x, k) => x - t[k + 1]));
+      }
+    }
+    const results = [...hooked.toolResults().values()];
+    return {
+      plainMs: pct(gaps.get(plain)!, 0.5),
+      hookMs: pct(gaps.get(hooked)!, 0.5),
+      cached: results.filter((x) => x.startsWith("0\t")).length,
+      reads: hooked.api.calls.filter((c) => c.name === "Read").length,
+    };
+  } finally {
+    await hooked.close();
+    await plain.close();
+    await service.close();
+  }
 }
 
 await runSize(100); // untimed: compiles the code
@@ -163,9 +178,11 @@ if (json) {
   );
   if (end !== undefined) {
     console.log(
-      `real binary, ${e2e} tool calls: ${end.plainMs.toFixed(1)} ms per call without the hook, ` +
-        `${end.hookMs.toFixed(1)} ms with it (+${(end.hookMs - end.plainMs).toFixed(1)} ms); ` +
-        `${end.cached} reads answered from the cache`,
+      `real binary, ${e2e} tool calls each way, paired: median ${
+        end.plainMs.toFixed(1)
+      } ms per call without the hooks, ` +
+        `${end.hookMs.toFixed(1)} ms with them (+${(end.hookMs - end.plainMs).toFixed(1)} ms); ` +
+        `${end.cached} of ${end.reads} reads answered from the cache`,
     );
   }
 }

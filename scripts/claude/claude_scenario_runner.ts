@@ -90,6 +90,11 @@ export interface ClaudeRunOptions {
   host?: (make: () => ClaudeCodeHost) => HookHandler;
   /** Called after `Read` ran for the read step `step`, with the bytes of the file. */
   onRead?: (step: number, bytes: Uint8Array | undefined) => void;
+  /**
+   * `repeated`: every response has the same API id (`message.id`), as behind a gateway or a
+   * scripted API that restarts its ids; the host must answer as with unique ids.
+   */
+  messageIds?: "unique" | "repeated";
 }
 
 type CallStep = Extract<ScenarioStep, { op: "read" | "writeTool" | "editTool" | "bash" | "grep" }>;
@@ -297,12 +302,15 @@ export async function runScenarioOnClaude(
     if (tip === null || rowsOf.get(tip)?.type === "system") {
       await chainRow({ type: "user", message: { role: "user", content: "go" } });
     }
-    messageId = `msg_${index}`;
+    messageId = options.messageIds === "repeated" ? "msg_same" : `msg_${index}`;
+    // Claude Code's own id of the request (2.1.332 writes it on each row of the response)
+    const requestRef = `req_${session}_${index}`;
     for (const i of turnCallSteps(vector.steps, index)) {
       const { tool, input } = toolCallOf(vector.steps[i] as CallStep, i);
       const id = `toolu_${i}`;
       const row = await chainRow({
         type: "assistant",
+        requestRef,
         message: {
           id: messageId,
           role: "assistant",

@@ -1,9 +1,16 @@
 // A sandbox for driving the real Claude Code binary offline: a fake Messages API on loopback, a
-// temporary HOME (Claude Code's config and transcripts) and working directory, and settings whose
-// PostToolUse hook for Read reaches the given URL (readcache's service, or any other). `run`
+// temporary HOME (Claude Code's config and transcripts) and working directory, and settings with
+// readcache's hooks (as `readcache claude install` writes them: command hooks running the hook
+// client, which reaches the service socket in `serviceDir`), or any other hooks given. `run`
 // starts `claude` with the arguments given plus the sandbox's settings; `toolResults` is what the
 // model received for each tool call, as the fake API saw it.
 import { join } from "node:path";
+import {
+  claudeHookRuntime,
+  claudeHookSettings,
+  writeClaudeHookClient,
+} from "../../src/adapters/claude/hook_client.ts";
+import { ensurePrivateDir } from "../../src/adapters/claude/private_dir.ts";
 import { contentText, type FakeMessagesApi, startFakeMessagesApi } from "./fake_messages_api.ts";
 
 /** The outcome of one `claude` run. */
@@ -19,6 +26,10 @@ export interface ClaudeSandbox {
   work: string;
   /** Claude Code's configuration directory (transcripts under `projects/`). */
   configDir: string;
+  /** The service's directory the hooks reach (`<configDir>/readcache`), when they are readcache's. */
+  serviceDir: string;
+  /** The settings file `run` passes. */
+  settingsFile: string;
   /** The fake Messages API. */
   api: FakeMessagesApi;
   /** Runs `claude` with these arguments (and the sandbox's settings). */
@@ -29,24 +40,31 @@ export interface ClaudeSandbox {
   close(): Promise<void>;
 }
 
-/** Starts a sandbox whose Read hook posts to `hookUrl` (no hook without one). */
+/**
+ * Starts a sandbox: `hooks` `"readcache"` gives readcache's hooks (the service is started by the
+ * caller on `serviceDir`), an object gives those hooks as they are, none gives no hooks.
+ */
 export async function startClaudeSandbox(
   bin: string,
-  hookUrl?: string,
+  hooks?: "readcache" | Record<string, unknown>,
+  options: { sameMessageIds?: boolean } = {},
 ): Promise<ClaudeSandbox> {
-  const api = startFakeMessagesApi();
+  const api = startFakeMessagesApi({ sameIds: options.sameMessageIds });
   const root = await Deno.makeTempDir({ prefix: "readcache-claude-" });
   const home = join(root, "home");
   const work = join(root, "work");
   const configDir = join(home, ".claude");
   await Deno.mkdir(configDir, { recursive: true });
   await Deno.mkdir(work);
-  const settings = hookUrl === undefined ? {} : {
-    hooks: {
-      PreToolUse: [{ matcher: "*", hooks: [{ type: "http", url: hookUrl, timeout: 10 }] }],
-      PostToolUse: [{ matcher: "*", hooks: [{ type: "http", url: hookUrl, timeout: 10 }] }],
-    },
-  };
+  const serviceDir = join(configDir, "readcache");
+  let settings = {};
+  if (hooks === "readcache") {
+    ensurePrivateDir(serviceDir);
+    const client = writeClaudeHookClient(serviceDir, claudeHookRuntime());
+    settings = { hooks: claudeHookSettings(client) };
+  } else if (hooks !== undefined) {
+    settings = { hooks };
+  }
   const settingsFile = join(root, "settings.json");
   await Deno.writeTextFile(settingsFile, JSON.stringify(settings));
   const env: Record<string, string> = {
@@ -63,6 +81,8 @@ export async function startClaudeSandbox(
   return {
     work,
     configDir,
+    serviceDir,
+    settingsFile,
     api,
     async run(args) {
       const out = await new Deno.Command(bin, {

@@ -55,8 +55,11 @@ function sse(events: Record<string, unknown>[]): string {
 /** The text of a message's content (a string, or its text blocks joined). */
 export const contentText: (content: unknown) => string = claudeResultText;
 
-/** Starts the fake on a free port. */
-export function startFakeMessagesApi(): FakeMessagesApi {
+/**
+ * Starts the fake on a free port. `sameIds`: every response carries the same API id (as a gateway
+ * or a scripted API that restarts its ids may give), which the host must not rely on.
+ */
+export function startFakeMessagesApi(options: { sameIds?: boolean } = {}): FakeMessagesApi {
   const queue: FakeAnswer[] = [];
   const agents = new Map<string, FakeAnswer[]>();
   const requests: MessagesRequest[] = [];
@@ -64,7 +67,7 @@ export function startFakeMessagesApi(): FakeMessagesApi {
   const calls: FakeCall[] = [];
   let n = 0;
   const respond = (answer: FakeAnswer): Response => {
-    const id = `msg_fake_${++n}`;
+    const id = options.sameIds ? "msg_fake_same" : `msg_fake_${++n}`;
     const events: Record<string, unknown>[] = [{
       type: "message_start",
       message: {

@@ -4,30 +4,40 @@
 // loopback service, and the tests assert on the tool_result texts the fake API receives: what the
 // model saw (SPEC §11.9).
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { claudeBinary } from "../../scripts/claude/claude_bin.ts";
 import { type ClaudeSandbox, startClaudeSandbox } from "../../scripts/claude/claude_session.ts";
 import { startClaudeCodeService } from "../../src/adapters/claude/service.ts";
 import { MemoryObjectStore } from "../../src/core/object_store.ts";
+import type { ClaudeCodeHost } from "../../src/adapters/claude/host.ts";
 
 const found = await claudeBinary();
 const ignore = "skip" in found;
 if (ignore) console.warn(`claude e2e skipped: ${found.skip}`);
 const bin = "bin" in found ? found.bin : "";
-const SECRET = "e2e-secret-0123456789-abcdefghijklmnop";
 const FILE = "alpha\nbeta\ngamma\n";
 const FULL = "1\talpha\n2\tbeta\n3\tgamma\n4\t";
 
+/**
+ * A sandbox with readcache's hooks and its service on the sandbox's service directory (`answer`
+ * stands in for the host; `down` starts no service at all).
+ */
 async function withSession(
   fn: (s: ClaudeSandbox, read: (input?: Record<string, unknown>) => void) => Promise<void>,
-  hookUrl?: (s: { port: number; url: string }) => string,
+  service: "up" | "down" | ((input: unknown) => unknown) = "up",
+  options: { sameMessageIds?: boolean } = {},
 ): Promise<void> {
-  const service = startClaudeCodeService({
-    port: 0,
-    secret: SECRET,
+  const s = await startClaudeSandbox(bin, "readcache", options);
+  const running = service === "down" ? undefined : await startClaudeCodeService({
+    dir: s.serviceDir,
     storeFor: () => new MemoryObjectStore(),
+    ...(typeof service === "function"
+      ? {
+        host: { handle: (i: unknown) => Promise.resolve(service(i)) } as unknown as ClaudeCodeHost,
+      }
+      : {}),
   });
-  const s = await startClaudeSandbox(bin, hookUrl ? hookUrl(service) : service.url);
   try {
     await Deno.writeTextFile(join(s.work, "a.txt"), FILE);
     const read = (input: Record<string, unknown> = {}) =>
@@ -37,7 +47,7 @@ async function withSession(
     await fn(s, read);
   } finally {
     await s.close();
-    await service.close();
+    await running?.close();
   }
 }
 
@@ -195,14 +205,10 @@ Deno.test({
   },
 });
 
-Deno.test({
-  name: "claude e2e: after /compact the next read is the file; --resume and --fork-session " +
-    "keep what the branch holds",
-  ignore,
-  sanitizeResources: false,
-  sanitizeOps: false,
-  async fn() {
-    await withSession(async (s, read) => {
+/** read, read, /compact, read, read, a fork, --resume: what each read shows. */
+async function compactAndResume(sameMessageIds: boolean): Promise<void> {
+  await withSession(
+    async (s, read) => {
       read();
       read();
       await ok(s, ["-p", "go"]);
@@ -222,11 +228,12 @@ Deno.test({
       }
       assert.equal(sessions.length, 2, "the fork wrote a session file of its own");
       read();
+      // the original session (the fork copied its rows from the boundary on, not its first call)
       const first = sessions.find((id) =>
         Deno.readTextFileSync(
           join(projects, [...Deno.readDirSync(projects)][0].name, `${id}.jsonl`),
         )
-          .includes('"compact_boundary"')
+          .includes(`"${s.api.calls[0].id}"`)
       )!;
       await ok(s, ["--resume", first, "-p", "resumed"]);
       const r = results(s);
@@ -236,8 +243,28 @@ Deno.test({
       assert.equal(r[3], "0\t[readcache: unchanged, 4 lines]");
       assert.equal(r[4], "0\t[readcache: unchanged, 4 lines]", "a fork holds what it copied");
       assert.equal(r[5], "0\t[readcache: unchanged, 4 lines]", "--resume holds the branch");
-    });
-  },
+    },
+    "up",
+    { sameMessageIds },
+  );
+}
+
+Deno.test({
+  name: "claude e2e: after /compact the next read is the file; --resume and --fork-session " +
+    "keep what the branch holds",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: () => compactAndResume(false),
+});
+
+Deno.test({
+  name: "claude e2e: the same when every response has one API id (before and after /compact, " +
+    "across --continue and --resume)",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  fn: () => compactAndResume(true),
 });
 
 Deno.test({
@@ -292,7 +319,7 @@ Deno.test({
       read();
       await ok(s, ["-p", "go"]);
       assert.deepEqual(results(s), [FULL, FULL]);
-    }, () => "http://127.0.0.1:9/hook/" + SECRET);
+    }, "down");
   },
 });
 
@@ -302,31 +329,33 @@ Deno.test({
   sanitizeResources: false,
   sanitizeOps: false,
   async fn() {
-    // a hook server answering the first Read with a plain string, the second in Read's shape
+    // a service answering the first Read with a plain string, the second in Read's shape
     let n = 0;
-    const hook = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (req) => {
-      const body = await req.json();
-      const file = body.tool_response.file;
+    const answer = (input: unknown) => {
+      const body = input as { hook_event_name: string; tool_response: { file: unknown } };
+      if (body.hook_event_name !== "PostToolUse") return {};
       n++;
-      return Response.json({
+      return {
         hookSpecificOutput: {
           hookEventName: "PostToolUse",
-          updatedToolOutput: n === 1
-            ? "[readcache: unchanged]"
-            : { type: "text", file: { ...file, content: "X", numLines: 1, startLine: 0 } },
+          updatedToolOutput: n === 1 ? "[readcache: unchanged]" : {
+            type: "text",
+            file: {
+              ...body.tool_response.file as object,
+              content: "X",
+              numLines: 1,
+              startLine: 0,
+            },
+          },
         },
-      });
-    });
-    try {
-      await withSession(async (s, read) => {
-        read();
-        read();
-        await ok(s, ["-p", "go"]);
-        assert.deepEqual(results(s), [FULL, "0\tX"]);
-      }, () => `http://127.0.0.1:${(hook.addr as Deno.NetAddr).port}/hook`);
-    } finally {
-      await hook.shutdown();
-    }
+      };
+    };
+    await withSession(async (s, read) => {
+      read();
+      read();
+      await ok(s, ["-p", "go"]);
+      assert.deepEqual(results(s), [FULL, "0\tX"]);
+    }, answer);
   },
 });
 
@@ -346,17 +375,14 @@ Deno.test({
         stderr: "piped",
       }).output();
     try {
-      // a free port for this test
-      const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-      const port = (probe.addr as Deno.NetAddr).port;
-      probe.close();
-      assert.equal((await cli("install", "--port", String(port))).code, 0);
+      assert.equal((await cli("install")).code, 0);
       await Deno.writeTextFile(join(s.work, "a.txt"), FILE);
       for (let i = 0; i < 2; i++) {
         s.api.queue.push({
           calls: [{ name: "Read", input: { file_path: join(s.work, "a.txt") } }],
         });
       }
+      // the sandbox passes its own (empty) settings too; the user settings hold the hooks
       await ok(s, ["-p", "go"]);
       assert.deepEqual(results(s), [FULL, "0\t[readcache: unchanged, 4 lines]"]);
       assert.ok(
@@ -365,6 +391,8 @@ Deno.test({
       );
       const out = await cli("uninstall");
       assert.match(new TextDecoder().decode(out.stdout), /the service is stopped/);
+      assert.ok(!existsSync(join(s.configDir, "settings.json")), "no settings file left behind");
+      assert.ok(!existsSync(s.serviceDir), "the service's directory is gone");
     } finally {
       await s.close();
     }

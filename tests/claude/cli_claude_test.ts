@@ -1,9 +1,15 @@
 // `readcache claude install|uninstall` and the service's door (SPEC §11.9): one step in, one step
-// out, nothing of the user's touched; no answer without the secret.
+// out, the user's settings back byte for byte; a socket only the user can reach, and answers that
+// never grant, block or rewrite a call.
 import assert from "node:assert/strict";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { startClaudeCodeService } from "../../src/adapters/claude/service.ts";
+import {
+  claudeServiceRequest,
+  claudeServiceUp,
+  startClaudeCodeService,
+} from "../../src/adapters/claude/service.ts";
+import type { ClaudeCodeHost } from "../../src/adapters/claude/host.ts";
 
 async function cli(configDir: string, ...args: string[]) {
   const out = await new Deno.Command(Deno.execPath(), {
@@ -16,49 +22,104 @@ async function cli(configDir: string, ...args: string[]) {
   return { code: out.code, stdout: dec.decode(out.stdout), stderr: dec.decode(out.stderr) };
 }
 
-Deno.test("claude install adds its hooks with a secret; uninstall removes only them", async () => {
+Deno.test("claude install adds command hooks that reach a private socket; uninstall restores the settings byte for byte", async () => {
   const dir = await Deno.makeTempDir();
   try {
     const mine = { type: "command", command: "echo mine" };
-    await Deno.writeTextFile(
-      join(dir, "settings.json"),
-      JSON.stringify({ model: "x", hooks: { PostToolUse: [{ matcher: "Bash", hooks: [mine] }] } }),
+    // the user's own style: four spaces, no final line break, mode 644
+    const before = JSON.stringify(
+      { model: "x", hooks: { PostToolUse: [{ matcher: "Bash", hooks: [mine] }] } },
+      null,
+      4,
     );
-    const r = await cli(dir, "install", "--port", "45678");
+    const settingsPath = join(dir, "settings.json");
+    await Deno.writeTextFile(settingsPath, before);
+    await Deno.chmod(settingsPath, 0o644);
+    const r = await cli(dir, "install");
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /readcache is installed for Claude Code/);
-    const service = JSON.parse(await Deno.readTextFile(join(dir, "readcache", "service.json")));
-    assert.equal(service.port, 45678);
-    assert.match(service.secret, /^[A-Za-z0-9_-]{43}$/);
-    assert.equal((await Deno.stat(join(dir, "readcache", "service.json"))).mode! & 0o777, 0o600);
-    const settings = JSON.parse(await Deno.readTextFile(join(dir, "settings.json")));
+    const serviceDir = join(dir, "readcache");
+    assert.equal((await Deno.stat(serviceDir)).mode! & 0o777, 0o700);
+    assert.ok(!existsSync(join(serviceDir, "service.json")), "no port, no secret");
+    const settings = JSON.parse(await Deno.readTextFile(settingsPath));
     assert.equal(settings.model, "x");
     assert.deepEqual(settings.hooks.PostToolUse[0], { matcher: "Bash", hooks: [mine] });
-    assert.equal(
-      settings.hooks.PostToolUse[1].hooks[0].url,
-      `http://127.0.0.1:45678/hook/${service.secret}`,
-    );
-    assert.match(settings.hooks.SessionStart[0].hooks[0].command, /claude' 'serve' --detach$/);
-    assert.equal(
-      settings.hooks.PreToolUse[0].hooks[0].url,
-      settings.hooks.PostToolUse[1].hooks[0].url,
-    );
-    // again: the same secret, no second copy of the hooks
+    const post = settings.hooks.PostToolUse[1];
+    assert.equal(post.hooks[0].type, "command");
+    assert.ok(post.hooks[0].args.includes(serviceDir), JSON.stringify(post));
+    assert.ok(!JSON.stringify(settings).includes("http"), "no hook reaches a TCP port");
+    // each event only for the tools that need it (Claude Code reads a matcher as a regex)
+    const gets = (m: string) =>
+      ["Read", "Edit", "Write", "Bash", "Grep", "Glob", "Agent", "mcp__x__y"].filter((t) =>
+        new RegExp(m).test(t)
+      );
+    assert.deepEqual(gets(post.matcher), ["Read", "Edit", "Bash", "Grep", "Agent", "mcp__x__y"]);
+    assert.deepEqual(gets(settings.hooks.PreToolUse[0].matcher), ["Bash", "Agent", "mcp__x__y"]);
+    const start = settings.hooks.SessionStart[0].hooks[0];
+    assert.ok(start.args.includes("--detach") && start.args.includes(serviceDir));
+    assert.ok(existsSync(start.args.find((a: string) => a.endsWith("service.js"))));
+    assert.ok(!start.command.includes("/_npx/"), "Deno outside npx's cache: " + start.command);
+    assert.equal((await Deno.stat(settingsPath)).mode! & 0o777, 0o644, "mode kept");
+    assert.match(await Deno.readTextFile(settingsPath), /^\{\n {4}"model"/, "indentation kept");
+    // again: no second copy of the hooks
     assert.equal((await cli(dir, "install")).code, 0);
-    const again = JSON.parse(await Deno.readTextFile(join(dir, "settings.json")));
+    const again = JSON.parse(await Deno.readTextFile(settingsPath));
     assert.equal(again.hooks.PostToolUse.length, 2);
     assert.equal(again.hooks.SessionStart.length, 1);
-    assert.equal(
-      again.hooks.PostToolUse[1].hooks[0].url,
-      settings.hooks.PostToolUse[1].hooks[0].url,
-    );
 
+    const u = await cli(dir, "uninstall");
+    assert.equal(u.code, 0, u.stderr);
+    assert.match(u.stdout, /back as it was before install/);
+    assert.equal(await Deno.readTextFile(settingsPath), before, "byte for byte");
+    assert.equal((await Deno.stat(settingsPath)).mode! & 0o777, 0o644);
+    assert.ok(!existsSync(serviceDir), "its files are gone");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("claude uninstall: no file made where there was none, only its hooks out of a changed file, a missing --settings refused", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const settingsPath = join(dir, "settings.json");
+    assert.equal((await cli(dir, "install")).code, 0);
     assert.equal((await cli(dir, "uninstall")).code, 0);
-    const after = JSON.parse(await Deno.readTextFile(join(dir, "settings.json")));
-    assert.deepEqual(after, {
-      model: "x",
-      hooks: { PostToolUse: [{ matcher: "Bash", hooks: [mine] }] },
-    });
+    assert.ok(!existsSync(settingsPath), "install made it, uninstall removes it");
+
+    assert.equal((await cli(dir, "install")).code, 0);
+    // the user changed the file since: only readcache's hooks go, no empty `hooks` stays
+    const changed = JSON.parse(await Deno.readTextFile(settingsPath));
+    changed.model = "y";
+    await Deno.writeTextFile(settingsPath, JSON.stringify(changed, null, 2) + "\n");
+    const u = await cli(dir, "uninstall", "--json");
+    assert.equal(u.code, 0, u.stderr);
+    assert.equal(JSON.parse(u.stdout).settingsChange, "edited");
+    assert.equal(await Deno.readTextFile(settingsPath), '{\n  "model": "y"\n}\n');
+
+    const missing = await cli(dir, "uninstall", "--settings", join(dir, "nonexistent.json"));
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /nonexistent\.json does not exist/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("claude install refuses a service directory another user could reach, and says how to fix it", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.mkdir(join(dir, "open"), { mode: 0o777 });
+    await Deno.chmod(join(dir, "open"), 0o777);
+    const r = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--quiet", "cli/main.ts", "claude", "install"],
+      env: { CLAUDE_CONFIG_DIR: join(dir, "open", "cfg"), NO_COLOR: "1" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(r.code, 2);
+    const err = new TextDecoder().decode(r.stderr);
+    assert.match(err, /open can be written by other users/);
+    assert.match(err, /only you can open/);
+    assert.ok(!existsSync(join(dir, "open", "cfg", "settings.json")), "nothing written");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -92,26 +153,51 @@ Deno.test("claude install keeps a user's hooks value it cannot extend, and says 
   }
 });
 
-Deno.test("the service answers only with its secret, on 127.0.0.1, and {} to what it cannot use", async () => {
-  const secret = "s".repeat(40);
-  const s = startClaudeCodeService({ port: 0, secret });
+Deno.test("the service listens on a socket only its user can reach, answers {} to what it cannot use, and never a permission or a changed input", async () => {
+  const dir = await Deno.makeTempDir();
+  const serviceDir = join(dir, "readcache");
+  // a host that tries every answer a hook could give
+  const greedy = {
+    handle: (input: unknown) =>
+      Promise.resolve({
+        continue: false,
+        hookSpecificOutput: {
+          hookEventName: (input as { hook_event_name?: string }).hook_event_name,
+          permissionDecision: "allow",
+          updatedInput: { command: "id" },
+          updatedToolOutput: "X",
+          additionalContext: "Y",
+        },
+      }),
+  } as unknown as ClaudeCodeHost;
+  const s = await startClaudeCodeService({ dir: serviceDir, host: greedy });
   try {
-    const at = (path: string, init?: RequestInit) =>
-      fetch(`http://127.0.0.1:${s.port}${path}`, init).then(async (r) => ({
-        status: r.status,
-        body: await r.text(),
-      }));
-    assert.equal((await at(`/hook/${"t".repeat(40)}`, { method: "POST", body: "{}" })).status, 404);
-    assert.equal((await at("/hook/", { method: "POST", body: "{}" })).status, 404);
-    assert.deepEqual(await at(`/hook/${secret}`, { method: "POST", body: "not json" }), {
-      status: 200,
-      body: "{}",
+    assert.equal((await Deno.stat(serviceDir)).mode! & 0o777, 0o700);
+    assert.equal((await Deno.lstat(s.socket)).mode! & 0o777, 0o600);
+    assert.ok(await claudeServiceUp(serviceDir));
+    const post = (body: string) => claudeServiceRequest(serviceDir, "POST", "/hook", body);
+    assert.deepEqual(await post("not json"), { status: 200, body: "{}" });
+    assert.equal((await claudeServiceRequest(serviceDir, "POST", "/other", "{}"))?.status, 404);
+    assert.deepEqual(JSON.parse((await post('{"hook_event_name":"PreToolUse"}'))!.body), {});
+    assert.deepEqual(JSON.parse((await post('{"hook_event_name":"PostToolUse"}'))!.body), {
+      hookSpecificOutput: { hookEventName: "PostToolUse", updatedToolOutput: "X" },
     });
-    const health = await at(`/hook/${secret}`);
-    assert.equal(JSON.parse(health.body).service, "readcache");
-    assert.throws(() => startClaudeCodeService({ port: 0, secret: "short" }), /32 to 256/);
+    await assert.rejects(
+      () => startClaudeCodeService({ dir: serviceDir }),
+      /already answers/,
+    );
   } finally {
     await s.close();
+  }
+  assert.ok(!existsSync(join(serviceDir, "hook.sock")), "the socket goes with it");
+  await Deno.chmod(serviceDir, 0o755);
+  try {
+    // tightened again: it is the user's own directory
+    const again = await startClaudeCodeService({ dir: serviceDir });
+    await again.close();
+    assert.equal((await Deno.stat(serviceDir)).mode! & 0o777, 0o700);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });
 

@@ -1,6 +1,7 @@
 // port:claude-code: every scenario vector that applies to Claude Code passes through the host on
 // the model of Claude Code's transcript and tools, and the comparison fails a host that answers
-// a re-read `unchanged` without knowing the model holds the file (a planted bug).
+// a re-read `unchanged` without knowing the model holds the file (a planted bug); the same when
+// every response carries one API id.
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
@@ -43,6 +44,12 @@ async function runAll(options?: ClaudeRunOptions) {
 
 Deno.test("port:claude-code: every applicable scenario vector passes", async () => {
   const r = await runAll();
+  assert.deepEqual(r.failed, []);
+  assert.ok(r.passed >= 160, `only ${r.passed} passed`);
+});
+
+Deno.test("port:claude-code: the same when every response has one API id (the host follows the uuid chain)", async () => {
+  const r = await runAll({ messageIds: "repeated" });
   assert.deepEqual(r.failed, []);
   assert.ok(r.passed >= 160, `only ${r.passed} passed`);
 });

@@ -75,7 +75,7 @@ Deno.test("the message of the call being served ends the branch, with every call
     assistant("a2", "a1", "m1", call("t2", "Bash", { command: "make" })),
   ];
   const b = claudeBranchToReplay(rows, { currentCallId: "t1", pathKey })!;
-  assert.deepEqual(b.current, { messageId: "m1", callIds: ["t1", "t2"] });
+  assert.deepEqual(b.current, { messageId: "a1", callIds: ["t1", "t2"] });
   assert.deepEqual(b.entries.at(-1), { id: "a1#2", parentId: "u1", kind: "other", opaque: ["t2"] });
   assert.equal(claudeBranchToReplay(rows, { currentCallId: "t9", pathKey }), undefined);
 });
@@ -273,4 +273,67 @@ Deno.test("Claude Code's record of results it cut is a barrier", () => {
   ];
   const b = claudeBranchToReplay(rows, { currentCallId: "t2", pathKey })!;
   assert.deepEqual(b.entries.map((e) => e.kind), ["compaction", "other"]);
+});
+
+Deno.test("responses that share an API id stay apart: before and after a compaction, across a resume, chained to a call with no result", () => {
+  // every response carries the id "m" (a gateway, a scripted API restarting its ids)
+  const rows: ClaudeRowLike[] = [
+    user("u1", null, "go"),
+    assistant("a1", "u1", "m", call("t1", "Read", { file_path: "/w/a.txt" })),
+    result("r1", "a1", "t1", { type: "text", file: { readcache: META } }),
+    { type: "system", subtype: "compact_boundary", uuid: "c", parentUuid: null },
+    { ...user("s", "c", "summary"), isCompactSummary: true },
+    assistant("a2", "s", "m", call("t2", "Read", { file_path: "/w/a.txt" })),
+  ];
+  const b = claudeBranchToReplay(rows, { currentCallId: "t2", pathKey })!;
+  assert.deepEqual(b.entries.map((e) => [e.id, e.kind]), [["s", "compaction"], ["a2#1", "other"]]);
+  assert.deepEqual(b.current, { messageId: "a2", callIds: ["t2"] });
+
+  // a resumed session's next response, with the id of the last one
+  const resumed = [
+    user("u1", null, "go"),
+    assistant("a1", "u1", "m", call("t1", "Read", { file_path: "/w/a.txt" })),
+    result("r1", "a1", "t1", { type: "text", file: { readcache: META } }),
+    user("u2", "r1", "again"),
+    assistant("a2", "u2", "m", call("t2", "Read", { file_path: "/w/a.txt" })),
+  ];
+  const r = claudeBranchToReplay(resumed, { currentCallId: "t2", pathKey })!;
+  assert.deepEqual(r.current, { messageId: "a2", callIds: ["t2"] });
+  assert.deepEqual(r.entries.map((e) => e.kind), ["other", "other", "read", "other", "other"]);
+
+  // a response chained to a call that never got a result: Claude Code's request id tells them
+  // apart where the API's does not
+  const ref = (row: ClaudeRowLike, requestRef: string): ClaudeRowLike => ({ ...row, requestRef });
+  const chained = [
+    user("u1", null, "go"),
+    ref(assistant("a1", "u1", "m", call("t1", "Read", { file_path: "/w/a.txt" })), "q1"),
+    ref(assistant("a1b", "a1", "m", call("t1b", "Bash", { command: "make" })), "q1"),
+    ref(assistant("a2", "a1b", "m", call("t2", "Read", { file_path: "/w/a.txt" })), "q2"),
+  ];
+  const c = claudeBranchToReplay(chained, { currentCallId: "t2", pathKey })!;
+  assert.deepEqual(c.current, { messageId: "a2", callIds: ["t2"] });
+  const d = claudeBranchToReplay(chained, { currentCallId: "t1b", pathKey })!;
+  assert.deepEqual(
+    d.current,
+    { messageId: "a1", callIds: ["t1", "t1b"] },
+    "one request: one message",
+  );
+});
+
+Deno.test("a hook input's call must be the transcript's: same tool, same arguments", () => {
+  const index = new ClaudeTranscriptIndex();
+  for (
+    const row of [
+      user("u1", null, "go"),
+      assistant("a1", "u1", "m1", call("t1", "Read", { file_path: "/w/a.txt", offset: 2 })),
+      assistant("a2", "a1", "m1", call("t2", "Bash", { command: "ls", description: "list" })),
+    ]
+  ) index.add(row);
+  assert.ok(index.callMatches("t1", "Read", { file_path: "/w/a.txt", offset: 2 }));
+  assert.ok(!index.callMatches("t1", "Read", { file_path: "/etc/shadow", offset: 2 }));
+  assert.ok(!index.callMatches("t1", "Read", { file_path: "/w/a.txt" }));
+  assert.ok(!index.callMatches("t1", "Bash", { file_path: "/w/a.txt", offset: 2 }));
+  assert.ok(index.callMatches("t2", "Bash", { command: "ls" }), "only the arguments it uses");
+  assert.ok(!index.callMatches("t2", "Bash", { command: "cat /etc/shadow" }));
+  assert.ok(!index.callMatches("t9", "Read", { file_path: "/w/a.txt" }));
 });

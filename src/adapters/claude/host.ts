@@ -34,12 +34,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { z } from "zod";
 import { type DecisionConfig, DEFAULT_DECISION_CONFIG, planRead } from "../../core/decision.ts";
 import { BranchKnowledge, type InFlightRead } from "../../core/knowledge.ts";
-import type {
-  LineStretch,
-  ReadCacheEditMetaV1,
-  ReadCacheMetaV1,
-  ReadMode,
-} from "../../core/meta.ts";
+import type { LineStretch, ReadCacheMetaV1, ReadMode } from "../../core/meta.ts";
 import {
   MemoryObjectStore,
   type ObjectStore,
@@ -63,8 +58,9 @@ import {
   ClaudeTranscriptIndex,
   parseClaudeTranscript,
 } from "./transcript.ts";
-import { toolCallSnapshot, type ToolOutput, toolResultMeta } from "../../shell/tool_result.ts";
-import type { CallSnapshot } from "../../shell/call_snapshot.ts";
+import { type ToolOutput, toolResultMeta } from "../../shell/tool_result.ts";
+import { type CallSnapshot, snapshotCall } from "../../shell/call_snapshot.ts";
+import { sha256Hex } from "../../core/hash.ts";
 
 export * from "./transcript.ts";
 export type {
@@ -177,6 +173,11 @@ export interface ClaudeCodeHostOptions {
   config?: Partial<DecisionConfig>;
   /** The object store of a project (default: `<cwd>/.claude/readcache`). */
   storeFor?: (cwd: string) => ObjectStore;
+  /**
+   * Where Claude Code keeps its transcripts (`<config>/projects`): a hook
+   * input naming a transcript elsewhere gets `{}` (default: any path).
+   */
+  transcriptRoot?: string;
 }
 
 /** The largest transcript the host reads (bytes); a larger one is not replayed. */
@@ -187,6 +188,22 @@ const MAX_SESSIONS = 64;
 
 /** Served reads whose metadata the host keeps for transcripts that do not (subagents'). */
 const MAX_SERVED = 20_000;
+
+/** File identities a session's snapshots cover at most (past it they start again). */
+const MAX_SEEN = 10_000;
+
+/** `store` with one more object, held for one call (the file as an `Edit` found it). */
+function withObject(store: ObjectStore, hash: string, bytes: Uint8Array): ObjectStore {
+  return {
+    put: (h, b) => store.put(h, b),
+    get: (h) => h === hash ? Promise.resolve(bytes.slice()) : store.get(h),
+    has: (h) =>
+      h === hash
+        ? Promise.resolve(true)
+        : store.has?.(h) ?? store.get(h).then((b) => b !== undefined),
+    stats: () => store.stats(),
+  };
+}
 
 /**
  * The text Claude Code shows the model for a `Read` result's `file`: each line
@@ -212,6 +229,8 @@ interface SessionState {
   /** The message whose calls are in flight, and the reads served for it, in serve order. */
   messageId?: string;
   served: { callId: string; read: InFlightRead }[];
+  /** Every file identity the model held at some call of the session (for call snapshots). */
+  seen: Set<string>;
 }
 
 /**
@@ -295,8 +314,15 @@ export function claudeShownLines(
   };
 }
 
-/** How long the host waits for Claude Code to write the call being served to its transcript. */
+/**
+ * How long the host waits for Claude Code to write the call being served to
+ * its transcript: Claude Code 2.1.332 writes rows in batches up to 100 ms
+ * after they are made, and does not write them before a tool's hooks run.
+ */
 const TRANSCRIPT_WAIT_MS = 1000;
+
+/** How often the host looks at the transcript while it waits (ms). */
+const TRANSCRIPT_POLL_MS = 2;
 
 /**
  * Brings a session's transcript index up to the end of its file, reading only
@@ -408,8 +434,6 @@ export class ClaudeCodeHost {
   /** Bases of files outside the project: this process only (SPEC §13.2). */
   readonly #volatile = new MemoryObjectStore();
   readonly #sessions = new Map<string, SessionState>();
-  /** Beliefs of `Edit` calls worked out before they ran, by call id (SPEC §5.9). */
-  readonly #edits = new Map<string, ReadCacheEditMetaV1>();
   /** Statuses of the held files as a call started (`PreToolUse`), by call id. */
   readonly #snapshots = new Map<string, CallSnapshot>();
   /** Metadata of served reads by call id, with the text the model was to receive. */
@@ -434,18 +458,26 @@ export class ClaudeCodeHost {
 
   async #handle(raw: unknown): Promise<ClaudeHookOutput> {
     const input = parseClaudeHookInput(raw);
-    if (input === undefined) return {};
+    if (input === undefined || !this.#ownTranscript(input.transcript_path)) return {};
     if (input.hook_event_name === "PreToolUse") {
-      if (input.tool_name === "Edit") await this.#planEdit(input);
-      else await this.#snapshot(input);
+      await this.#snapshot(input);
       return {};
     }
     if (input.hook_event_name !== "PostToolUse") return {};
-    if (input.tool_name === "Edit") return this.#recordEdit(input);
+    if (input.tool_name === "Edit") return await this.#recordEdit(input) ?? {};
     if (input.tool_name !== "Read") return await this.#recordTool(input) ?? {};
     const result = ReadTextResult.safeParse(input.tool_response);
     if (!result.success) return {};
     return await this.#serveRead(input, result.data) ?? {};
+  }
+
+  /** True when `path` is a transcript Claude Code keeps (under `transcriptRoot`, when set). */
+  #ownTranscript(path: string): boolean {
+    const root = this.#options.transcriptRoot;
+    if (root === undefined) return true;
+    const at = resolve(path);
+    return at.startsWith(resolve(root) + "/") && !at.split("/").includes("..") &&
+      at.endsWith(".jsonl");
   }
 
   #store(cwd: string): ObjectStore {
@@ -467,6 +499,7 @@ export class ClaudeCodeHost {
         ino: null,
         knowledge: new BranchKnowledge(),
         served: [],
+        seen: new Set(),
       };
       this.#sessions.set(transcript, st);
       if (this.#sessions.size > MAX_SESSIONS) {
@@ -481,7 +514,9 @@ export class ClaudeCodeHost {
    * its knowledge replayed to the head of the call's message (only what was
    * appended since the last call, SPEC §6.4) with the reads served for that
    * message on top, and the message. `undefined` when the transcript cannot
-   * be read or does not hold the call.
+   * be read, does not hold the call (after waiting for it) or holds another
+   * call under its id: nothing is derived from a call the session did not
+   * make.
    */
   async #at(input: ClaudeHookInputV1): Promise<
     | {
@@ -502,8 +537,8 @@ export class ClaudeCodeHost {
         return served !== undefined && served.text === shown ? served.meta : undefined;
       },
     };
-    // Claude Code appends rows in order but not at once: the row holding the call may reach the
-    // file after the hook is called; once it is there, every row before it is too
+    // Claude Code appends rows in order but not at once: the row holding the call reaches the
+    // file after its hooks are called; once it is there, every row before it is too
     const deadline = Date.now() + TRANSCRIPT_WAIT_MS;
     let leaf;
     for (;;) {
@@ -512,10 +547,13 @@ export class ClaudeCodeHost {
       if (synced === "unusable") return undefined;
       leaf = st.index.leafOf(input.tool_use_id);
       if (leaf !== undefined || Date.now() >= deadline) break;
-      await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, TRANSCRIPT_POLL_MS));
     }
     const current = st.index.currentOf(input.tool_use_id);
     if (leaf === undefined || current === undefined) return undefined; // not in its transcript
+    if (!st.index.callMatches(input.tool_use_id, input.tool_name, input.tool_input)) {
+      return undefined;
+    }
     // the server may have cleared old results from the model's context: nothing is known
     if (st.index.clearsToolResults) return undefined;
     if (st.messageId !== current.messageId) {
@@ -526,6 +564,10 @@ export class ClaudeCodeHost {
     knowledge.clearOverlay();
     knowledge.syncTip(leaf, (id) => st.index.entry(id, options));
     for (const s of st.served) knowledge.recordServed(s.read);
+    const { keys, names } = knowledge.heldIdentities();
+    if (st.seen.size > MAX_SEEN) st.seen.clear();
+    for (const id of keys) st.seen.add(id);
+    for (const id of names) st.seen.add(id);
     return { st, knowledge, current };
   }
 
@@ -540,38 +582,40 @@ export class ClaudeCodeHost {
   }
 
   /**
-   * The belief of an `Edit` about to run (SPEC §5.9), worked out as pi's is:
-   * `old_string`/`new_string` are one replacement, applied where it occurs
-   * exactly once in the model's newest view of the file (Claude Code's own
-   * first match); `replace_all`, an empty `old_string` and anything
-   * undetermined get none (the file becomes unknown). A subagent's edits get
-   * none (its transcript keeps no results).
+   * The belief of a successful `Edit` (SPEC §5.9), worked out as it returns,
+   * as pi's is: `old_string`/`new_string` are one replacement, applied where
+   * it occurs exactly once in the model's newest view of the file (Claude
+   * Code's own first match); `replace_all`, an empty `old_string` and
+   * anything undetermined get none (the file becomes unknown). The content
+   * the model's view stands for may be the file as the edit found it
+   * (`originalFile` in Claude Code's result). A subagent's edits get none
+   * (its transcript keeps no results). The belief is added to the result as
+   * `readcache` (Claude Code stores it in the transcript, where replay checks
+   * it).
    */
-  async #planEdit(input: ClaudeHookInputV1): Promise<void> {
-    if (input.agent_id !== undefined) return;
+  async #recordEdit(input: ClaudeHookInputV1): Promise<ClaudeHookOutput | undefined> {
+    if (input.agent_id !== undefined) return undefined;
     const a = input.tool_input;
+    const r = input.tool_response;
     if (
       typeof a.file_path !== "string" || typeof a.old_string !== "string" ||
-      typeof a.new_string !== "string" || a.old_string === "" || a.replace_all === true
-    ) return;
+      typeof a.new_string !== "string" || a.old_string === "" || a.replace_all === true ||
+      typeof r !== "object" || r === null || Array.isArray(r)
+    ) return undefined;
     const at = await this.#at(input);
-    if (at === undefined) return;
+    if (at === undefined) return undefined;
+    const deps = this.#deps(input.cwd);
+    const original = (r as Record<string, unknown>).originalFile;
+    if (typeof original === "string" && deps.volatileStore !== undefined) {
+      const bytes = new TextEncoder().encode(original);
+      deps.volatileStore = withObject(deps.volatileStore, sha256Hex(bytes), bytes);
+    }
     const meta = await planEdit(
       { path: a.file_path, edits: [{ oldText: a.old_string, newText: a.new_string }] },
       at.knowledge,
-      this.#deps(input.cwd),
+      deps,
     ).catch(() => undefined);
-    if (meta === undefined || meta.pathKey !== pathKeyOnDisk(a.file_path)) return;
-    if (this.#edits.size >= 1000) this.#edits.clear(); // edits that never returned
-    this.#edits.set(input.tool_use_id, meta);
-  }
-
-  /** A successful `Edit`'s result with the belief worked out before it ran, if any. */
-  #recordEdit(input: ClaudeHookInputV1): ClaudeHookOutput {
-    const meta = this.#edits.get(input.tool_use_id);
-    this.#edits.delete(input.tool_use_id);
-    const r = input.tool_response;
-    if (meta === undefined || typeof r !== "object" || r === null || Array.isArray(r)) return {};
+    if (meta === undefined || meta.pathKey !== pathKeyOnDisk(a.file_path)) return undefined;
     return {
       hookSpecificOutput: {
         hookEventName: "PostToolUse",
@@ -582,22 +626,21 @@ export class ClaudeCodeHost {
 
   /**
    * A `PreToolUse` call of a tool the cache cannot see into (SPEC §5.10): the
-   * statuses of the files the model holds as it starts, so that its record
-   * can tell a file it printed but never touched from one it may have
-   * changed back (without one, every file such a call may have printed while
-   * changing files counts as changed).
+   * statuses of the files the model may hold as it starts, so that its
+   * record can tell a file it printed but never touched from one it may have
+   * changed back (a file left out counts as touched). It does not wait for
+   * Claude Code to write the call: it takes every file the model held at an
+   * earlier call of the session, a superset of what it holds now but for
+   * files it first saw since (those count as touched).
    */
   async #snapshot(input: ClaudeHookInputV1): Promise<void> {
     if (input.agent_id !== undefined) return;
     const cls = claudeToolClass(input.tool_name, input.tool_input);
     if (cls !== "viewing" && cls !== "opaque") return;
-    const at = await this.#at(input);
-    if (at === undefined) return;
+    const transcript = claudeTranscriptOf(input.transcript_path, input.agent_id);
+    const st = this.#sessions.get(transcript);
     if (this.#snapshots.size >= 1000) this.#snapshots.clear(); // calls that never returned
-    this.#snapshots.set(
-      input.tool_use_id,
-      await toolCallSnapshot(at.knowledge, { cwd: input.cwd }),
-    );
+    this.#snapshots.set(input.tool_use_id, await snapshotCall(st?.seen ?? [], input.cwd));
   }
 
   /**

@@ -18,7 +18,12 @@
  *   plain reads ({@linkcode ClaudeTranscriptIndex.clearsToolResults}).
  * - **Assistant messages**: Claude Code writes one row per content block of a
  *   response, each a child of the one before, all with the response's
- *   `message.id`. They are one message (an `other` entry with the message's
+ *   `message.id` and Claude Code's own id of the request (`requestRef`): a
+ *   row that is the child of an assistant row of the same request (of the
+ *   same `message.id` where rows carry no `requestRef`) continues its
+ *   message, any other starts one. The API's id alone proves nothing: a
+ *   gateway or a scripted API may give several responses one id.
+ *   They are one message (an `other` entry with the message's
  *   `changes`, `opaque` and `shows` calls, SPEC §5.8, §5.10), followed by the
  *   results of its calls in call order, which is the order the model sees them
  *   in. A result is a user row holding the `tool_result` block, a child of a
@@ -88,6 +93,11 @@ export interface ClaudeRowLike {
   uuid?: string;
   /** Parent row id; `null` for a root (and for a compact boundary). */
   parentUuid?: string | null;
+  /**
+   * For an assistant row: the id Claude Code gave the request the response
+   * answers (the `id` of its `api-request` row; 2.1.332 writes it).
+   */
+  requestRef?: string;
   /** The API message of a user or assistant row. */
   message?: { id?: string; role?: string; content?: unknown };
   /** The tool's structured result (a user row holding a `tool_result`). */
@@ -253,6 +263,40 @@ interface ToolUse {
   input: Record<string, unknown>;
   /** For a `Write`: the proof its content gives, if any. */
   proof?: { hash: string; totalLines: number; bytes: number };
+  /** The arguments a hook's answer is derived from, as the model gave them (see `CHECKED_INPUT`). */
+  checked?: string;
+}
+
+/**
+ * The arguments of a call the host derives its answer from, by tool: a hook
+ * input whose call the transcript holds with other values gets nothing.
+ */
+const CHECKED_INPUT: Readonly<Record<string, readonly string[]>> = {
+  Read: ["file_path", "offset", "limit"],
+  Edit: ["file_path", "old_string", "new_string", "replace_all"],
+  Bash: ["command"],
+  Grep: [
+    "pattern",
+    "path",
+    "glob",
+    "type",
+    "output_mode",
+    "-n",
+    "-i",
+    "-A",
+    "-B",
+    "-C",
+    "context",
+    "multiline",
+    "head_limit",
+    "offset",
+  ],
+};
+
+/** The checked arguments of a call of `tool` as one string (`""` for other tools). */
+function checkedInput(tool: string, input: Record<string, unknown>): string {
+  const keys = CHECKED_INPUT[tool];
+  return keys === undefined ? "" : JSON.stringify(keys.map((k) => input[k] ?? null));
 }
 
 /** The result of a tool call, reduced to what the mapping reads. */
@@ -276,8 +320,12 @@ interface SlimRow {
   uuid: string;
   parentUuid: string | null;
   kind: "user" | "result" | "notification" | "assistant" | "boundary" | "file" | "skip";
-  /** For an assistant row: the response's id. */
+  /** For an assistant row: its message (the uuid of the message's first row). */
   mid?: string;
+  /** For an assistant row: the API response's id (`message.id`). */
+  apiId?: string;
+  /** For an assistant row: Claude Code's id of the request it answers (`requestRef`). */
+  ref?: string;
   /** For an attachment that names a file: its path. */
   file?: string;
   /** For the first row of a message: the request it answers did not extend the one before. */
@@ -431,7 +479,20 @@ export class ClaudeTranscriptIndex {
       }
     } else if (row.type === "assistant") {
       slim.kind = "assistant";
-      slim.mid = typeof row.message?.id === "string" ? row.message.id : uuid;
+      // a response's rows are one message: each block's row is a child of the one before, with the
+      // response's id; the id alone is no proof (a gateway or a scripted API may repeat it)
+      const apiId = typeof row.message?.id === "string" ? row.message.id : undefined;
+      const ref = typeof row.requestRef === "string" ? row.requestRef : undefined;
+      const parent = parentUuid === null ? undefined : this.#rows.get(parentUuid);
+      slim.apiId = apiId;
+      slim.ref = ref;
+      // Claude Code's own id of the request a response answers decides where it has one
+      const same = parent?.kind !== "assistant"
+        ? false
+        : ref !== undefined || parent.ref !== undefined
+        ? ref === parent.ref
+        : apiId !== undefined && parent.apiId === apiId;
+      slim.mid = same ? parent!.mid! : uuid;
       if (this.#cutPending && !this.#messageRows.has(slim.mid)) {
         slim.cutBefore = true;
         this.#cutPending = false;
@@ -458,6 +519,7 @@ export class ClaudeTranscriptIndex {
           ...(b.name === "Bash" ? { command: input.command } : {}),
           input: kept,
           ...(b.name === "Write" ? { proof: writeProof(input) } : {}),
+          checked: checkedInput(b.name, input),
         });
       }
       this.#uses.set(slim.mid, uses);
@@ -571,6 +633,19 @@ export class ClaudeTranscriptIndex {
     const row = this.#callRow.get(currentCallId);
     const mid = row === undefined ? undefined : this.#rows.get(row)?.mid;
     return mid === undefined ? undefined : this.#headId(mid);
+  }
+
+  /**
+   * True when the transcript holds call `callId` as a call of `tool` with
+   * the same arguments the answer is derived from (`file_path`, `offset` and
+   * `limit` of a `Read`, the `command` of a `Bash`, ...): a hook input that
+   * names a call the session did not make, or made otherwise, gets nothing.
+   */
+  callMatches(callId: string, tool: string, input: Record<string, unknown>): boolean {
+    const row = this.#callRow.get(callId);
+    const mid = row === undefined ? undefined : this.#rows.get(row)?.mid;
+    const use = mid === undefined ? undefined : this.#uses.get(mid)?.find((u) => u.id === callId);
+    return use !== undefined && use.name === tool && use.checked === checkedInput(tool, input);
   }
 
   /**
