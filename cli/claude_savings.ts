@@ -27,7 +27,7 @@ import {
   type ClaudeRowLike,
 } from "../src/adapters/claude/transcript.ts";
 import { MemoryObjectStore } from "../src/core/object_store.ts";
-import { parseReadCacheMeta } from "../src/core/meta.ts";
+import { isAnchorMode, parseReadCacheMeta, type ReadCacheMetaV1 } from "../src/core/meta.ts";
 import { countLines } from "../src/core/range.ts";
 import { PlainReadEstimate } from "../src/core/status.ts";
 import { emptySessionSavings, readCounter, type SessionSavings } from "./savings.ts";
@@ -49,54 +49,72 @@ function record(v: unknown): Record<string, unknown> {
  * analyseClaudeSession({ path: "s.jsonl", mtimeMs: 0, bytes: 0, rows: [] }).reads; // 0
  * ```
  */
-export function analyseClaudeSession(file: ClaudeSessionFile): SessionSavings {
-  const uses = new Map<string, { name: string; input: unknown }>();
+export function analyseClaudeSession(
+  file: ClaudeSessionFile,
+  subagents: readonly ClaudeSessionFile[] = [],
+): SessionSavings {
   const events: (
-    | { kind: "read"; key: string; bytes: number; meta: ReturnType<typeof parseReadCacheMeta> }
+    | {
+      kind: "read";
+      key: string;
+      bytes: number;
+      meta: ReturnType<typeof parseReadCacheMeta>;
+      /** A subagent's read without metadata: its answer as its text shows it, if any. */
+      bare?: ReadCacheMetaV1;
+    }
     | { kind: "wrote"; key: string; bytes: number; lines: number }
   )[] = [];
   let first: ClaudeRowLike | undefined;
-  for (const row of file.rows) {
-    const r = record(row);
-    if (first === undefined && typeof r.sessionId === "string" && typeof r.uuid === "string") {
-      first = row;
-    }
-    const content = row.message?.content;
-    if (!Array.isArray(content)) continue;
-    for (const block of content) {
-      const b = record(block);
-      if (row.type === "assistant" && b.type === "tool_use" && typeof b.id === "string") {
-        uses.set(b.id, { name: String(b.name), input: b.input });
-        continue;
-      }
-      if (row.type !== "user" || b.type !== "tool_result" || b.is_error === true) continue;
-      const use = uses.get(String(b.tool_use_id));
-      if (use === undefined) continue;
-      const call = claudeFileCall(use.name, use.input, (p) => p);
-      if (use.name === "Read") {
-        const result = record(row.toolUseResult);
-        const meta = result.type === "text"
-          ? parseReadCacheMeta(record(result.file).readcache)
-          : undefined;
-        events.push({
-          kind: "read",
-          key: meta?.pathKey ?? call?.pathKey ?? "(unknown)",
-          bytes: encoder.encode(claudeResultText(b.content)).length,
-          meta,
-        });
-      } else if (use.name === "Write" && call !== undefined) {
-        const written = record(use.input).content;
-        if (typeof written === "string") {
-          // Claude Code would show it numbered: a tab and the number on each line
-          const lines = countLines(written);
-          const bytes = encoder.encode(written).length + lines * (String(lines).length + 1);
-          events.push({ kind: "wrote", key: call.pathKey, bytes, lines });
+  // the session's own transcript, then its subagents' (each starts knowing nothing)
+  for (const transcript of [file, ...subagents]) {
+    const uses = new Map<string, { name: string; input: unknown }>();
+    for (const row of transcript.rows) {
+      const r = record(row);
+      if (
+        transcript === file && first === undefined && typeof r.sessionId === "string" &&
+        typeof r.uuid === "string"
+      ) first = row;
+      const content = row.message?.content;
+      if (!Array.isArray(content)) continue;
+      for (const block of content) {
+        const b = record(block);
+        if (row.type === "assistant" && b.type === "tool_use" && typeof b.id === "string") {
+          uses.set(b.id, { name: String(b.name), input: b.input });
+          continue;
+        }
+        if (row.type !== "user" || b.type !== "tool_result" || b.is_error === true) continue;
+        const use = uses.get(String(b.tool_use_id));
+        if (use === undefined) continue;
+        const call = claudeFileCall(use.name, use.input, (p) => p);
+        if (use.name === "Read") {
+          const result = record(row.toolUseResult);
+          const meta = result.type === "text"
+            ? parseReadCacheMeta(record(result.file).readcache)
+            : undefined;
+          const text = claudeResultText(b.content);
+          const key = meta?.pathKey ?? call?.pathKey ?? "(unknown)";
+          const bytes = encoder.encode(text).length;
+          // a subagent's transcript keeps no `toolUseResult`: what the model got is the text
+          const bare = row.toolUseResult === undefined && call !== undefined
+            ? bareAnswer(text, key, call, bytes)
+            : undefined;
+          events.push({ kind: "read", key, bytes, meta, bare });
+        } else if (use.name === "Write" && call !== undefined) {
+          const written = record(use.input).content;
+          if (typeof written === "string") {
+            // Claude Code would show it numbered: a tab and the number on each line
+            const lines = countLines(written);
+            const bytes = encoder.encode(written).length + lines * (String(lines).length + 1);
+            events.push({ kind: "wrote", key: call.pathKey, bytes, lines });
+          }
         }
       }
     }
   }
   const reads = events.filter((e) => e.kind === "read");
-  const withReadcache = reads.some((e) => e.meta !== undefined);
+  const withReadcache = reads.some((e) =>
+    e.meta !== undefined || (e.bare !== undefined && !isAnchorMode(e.bare.mode))
+  );
   const f = record(first);
   const out = emptySessionSavings({
     file: file.path,
@@ -116,12 +134,144 @@ export function analyseClaudeSession(file: ClaudeSessionFile): SessionSavings {
       continue;
     }
     // the estimate works in the bytes the model got (Claude Code's numbered lines)
-    const own = e.meta === undefined ? e.bytes : estimate.add({ ...e.meta, bytes: e.bytes });
-    if (e.meta === undefined) out.byMode.plain++;
-    else out.byMode[e.meta.mode]++;
+    const meta = e.meta ?? (withReadcache ? e.bare : undefined);
+    const own = meta === undefined ? e.bytes : estimate.add({ ...meta, bytes: e.bytes });
+    if (meta === undefined || (e.meta === undefined && isAnchorMode(meta.mode))) {
+      out.byMode.plain++;
+    } else out.byMode[meta.mode]++;
     counter.count(e.key, own, e.bytes);
   }
   counter.done();
+  return out;
+}
+
+const MARKER =
+  /^\[readcache: (?:unchanged, (\d+) lines?\]|unchanged in lines (\d+)-(\d+)(?: of (\d+)\]|;)|(\d+) lines? changed of (\d+)\])/;
+
+/**
+ * What a read's text shows of how it was answered, where no metadata says it (a subagent's
+ * transcript): the host's answer (its lines numbered up to 0, SPEC §11.9: a marker, a range
+ * marker, a diff) with the lines it stands for, or Claude Code's own numbered lines (a plain read:
+ * `full`, what later answers are estimated from). `undefined` for any other text.
+ */
+function bareAnswer(
+  text: string,
+  pathKey: string,
+  call: { offset?: number; limit?: number },
+  bytes: number,
+): ReadCacheMetaV1 | undefined {
+  const lines = text.split("\n");
+  const first = /^(-?\d+)\t(.*)$/.exec(lines[0]);
+  if (first === null) return undefined;
+  const base = { v: 1 as const, pathKey, scopeKey: "full" as const, servedHash: "", bytes };
+  const number = Number(first[1]);
+  if (number >= 1) {
+    // Claude Code's own lines, numbered from where the call asked
+    return {
+      ...base,
+      mode: "full",
+      totalLines: number + lines.length - 1,
+      rangeStart: number,
+      rangeEnd: number + lines.length - 1,
+    };
+  }
+  const m = MARKER.exec(first[2]);
+  if (m === null) return undefined;
+  const total = Number(m[1] ?? m[4] ?? m[6] ?? 0);
+  const start = call.offset ?? 1;
+  const end = call.limit === undefined ? total : Math.min(total, start + call.limit - 1);
+  if (m[2] !== undefined) {
+    return {
+      ...base,
+      mode: "unchanged_range",
+      totalLines: total,
+      rangeStart: Number(m[2]),
+      rangeEnd: Number(m[3]),
+    };
+  }
+  if (total < start) return undefined;
+  return {
+    ...base,
+    mode: m[1] !== undefined ? "unchanged" : "diff",
+    totalLines: total,
+    rangeStart: start,
+    rangeEnd: end,
+  };
+}
+
+/**
+ * Adds the figures of `from` (a subagent's transcript, replayed on its own) to `into` (its
+ * session's).
+ */
+function addSavings(into: SessionSavings, from: SessionSavings): void {
+  into.reads += from.reads;
+  into.images += from.images;
+  into.piBytes += from.piBytes;
+  into.readcacheBytes += from.readcacheBytes;
+  for (const [k, n] of Object.entries(from.byMode)) {
+    into.byMode[k as keyof typeof into.byMode] += n;
+  }
+  into.unknown.reads += from.unknown.reads;
+  into.unknown.bytes += from.unknown.bytes;
+  into.checked.reads += from.checked.reads;
+  into.checked.matched += from.checked.matched;
+  for (const [k, n] of Object.entries(from.notJudged ?? {})) {
+    const reason = k as keyof NonNullable<SessionSavings["notJudged"]>;
+    into.notJudged ??= {};
+    const to = into.notJudged[reason] ??= { reads: 0, bytes: 0 };
+    to.reads += n.reads;
+    to.bytes += n.bytes;
+  }
+  const files = new Map(into.files.map((f) => [f.path, f]));
+  for (const f of from.files) {
+    const to = files.get(f.path);
+    if (to === undefined) {
+      files.set(f.path, { ...f });
+      continue;
+    }
+    to.reads += f.reads;
+    to.repeats += f.repeats + 1;
+    to.piBytes += f.piBytes;
+    to.readcacheBytes += f.readcacheBytes;
+    to.wastedBytes += f.wastedBytes;
+    to.savedBytes += f.savedBytes;
+    if (f.notJudgedReads !== undefined) {
+      to.notJudgedReads = (to.notJudgedReads ?? 0) + f.notJudgedReads;
+    }
+  }
+  into.files = [...files.values()];
+}
+
+/**
+ * The figures of a Claude Code session with its subagents' transcripts counted in it (SPEC
+ * §11.9): with the read cache, every transcript's reads as sent (a subagent's answers told by
+ * their text); without it, the session replayed through the host, and each subagent's reads not
+ * judged (its transcript keeps no results to rebuild the files from), counted with that reason.
+ *
+ * @example
+ * ```ts ignore
+ * const s = await claudeSessionSavings(parent, [subagent], true);
+ * ```
+ */
+export async function claudeSessionSavings(
+  file: ClaudeSessionFile,
+  subagents: readonly ClaudeSessionFile[],
+  replay: boolean,
+): Promise<SessionSavings> {
+  const whole = analyseClaudeSession(file, subagents);
+  if (whole.withReadcache || subagents.length === 0) {
+    return whole.withReadcache || !replay ? whole : await replayClaudeSession(file);
+  }
+  if (!replay) return whole;
+  const out = await replayClaudeSession(file);
+  for (const sub of subagents) {
+    const s = analyseClaudeSession(sub);
+    s.notJudged = { subagent: { reads: s.reads, bytes: s.piBytes } };
+    for (const f of s.files) f.notJudgedReads = f.reads;
+    // not judged: the same bytes on both sides
+    s.readcacheBytes = s.piBytes;
+    addSavings(out, s);
+  }
   return out;
 }
 

@@ -1,6 +1,7 @@
 /**
  * `readcache doctor [--cwd DIR]`: checks the object store of a project and
- * changes nothing. Every object is re-hashed; file types, permissions and
+ * changes nothing (with `--claude`, also the Claude Code service as
+ * installed: its hooks, the files they run, its directory). Every object is re-hashed; file types, permissions and
  * sizes are checked; temporary leftovers and objects no session of the
  * project refers to are counted; each problem is printed with its fix. Exit
  * code 1 when there is a problem (damaged, unreadable, not a regular file,
@@ -10,6 +11,11 @@
  */
 import { join } from "node:path";
 import { bytesInWords } from "../src/core/status.ts";
+import {
+  claudeServiceCheck,
+  claudeServiceLines,
+  type ClaudeServiceReport,
+} from "./claude_doctor.ts";
 import {
   EXIT_OK,
   EXIT_PROBLEM,
@@ -339,6 +345,13 @@ export async function doctorCommand(options: DoctorOptions): Promise<number> {
     }
   }
 
+  // the Claude Code service as installed: its hooks, its files, its directory (read-only)
+  let service: ClaudeServiceReport | undefined;
+  if (options.claude === true) {
+    service = await claudeServiceCheck();
+    findings.push(...service.findings);
+  }
+
   const problems = findings.filter((f) => f.severity === "problem");
   const notes = findings.filter((f) => f.severity === "note");
   if (options.json) {
@@ -357,6 +370,15 @@ export async function doctorCommand(options: DoctorOptions): Promise<number> {
       tmp,
       savedReplays: replays,
       sessions: sessionInfo,
+      ...(service === undefined ? {} : {
+        service: {
+          configDir: service.configDir,
+          dir: service.serviceDir,
+          installed: service.installed,
+          running: service.running,
+          pid: service.pid,
+        },
+      }),
       problems,
       notes,
     });
@@ -401,6 +423,7 @@ export async function doctorCommand(options: DoctorOptions): Promise<number> {
     }
     if (tmp.recent > 0) out.push(`  ${plural(tmp.recent, "write")} in progress`);
   }
+  if (service !== undefined) out.push(...claudeServiceLines(service));
   if (problems.length > 0) {
     out.push("", style.bad(`${plural(problems.length, "problem")}:`));
     for (const p of problems) {

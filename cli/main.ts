@@ -137,8 +137,8 @@ ${FOOTER}`,
 
   program.command("status")
     .description(
-      "What the model holds now on the active branch of a pi session, what the next read of each " +
-        "part would be, and what was saved. Read-only.",
+      "What the model holds now on the active branch of a session (pi, OpenCode, Claude Code), " +
+        "what the next read of each part would be, and what was saved. Read-only.",
     )
     .argument(
       "[session]",
@@ -152,17 +152,23 @@ ${FOOTER}`,
       "read the session from OpenCode's database ($XDG_DATA_HOME/opencode/opencode.db, or " +
         "OPENCODE_DB) instead of pi's sessions, without writing to it",
     )
+    .option(
+      "--claude",
+      "read a Claude Code transcript of the project ($CLAUDE_CONFIG_DIR/projects, else " +
+        "~/.claude/projects): the session given by id, else the newest",
+    )
     .option("--cwd <dir>", "the project directory (default: the session's, else the current one)")
     .option("--sessions <dir>", "where pi keeps the sessions, when not in its default place")
     .option("--json", "print JSON")
     .addHelpText(
       "after",
       `
-Exits 1 when the store has a problem (printed with its fix); 2 when the session file cannot be
-read or is neither a pi session file nor an OpenCode export, or when no session of the project
-is found (the message says where it looked; pass --cwd DIR or a session file). For OpenCode the
-store is <project>/.opencode/readcache and the next reads are what the OpenCode plugin would
-answer.
+Reads pi sessions, OpenCode sessions (an export file, or --opencode) and Claude Code transcripts
+(a .jsonl file, or --claude). Exits 1 when the store has a problem (printed with its fix); 2 when
+the session file cannot be read or is none of those, or when no session of the project is found
+(the message says where it looked; pass --cwd DIR or a session file). For OpenCode the store is
+<project>/.opencode/readcache, for Claude Code <project>/.claude/readcache; the next reads are
+what that host would answer.
 
 Examples:
   $ readcache status --latest
@@ -170,6 +176,7 @@ Examples:
   $ readcache status ~/.pi/agent/sessions/--work-app--/2026-01-05T10-00-00-000Z_0193.jsonl --json
   $ readcache status --opencode                  the newest OpenCode session of this project
   $ opencode export ses_8d2f... > s.json && readcache status s.json
+  $ readcache status --claude                    the newest Claude Code session of this project
 ${FOOTER}`,
     )
     .action(async (session: string | undefined, o: Record<string, unknown>) => {
@@ -179,6 +186,7 @@ ${FOOTER}`,
         sessions: o.sessions as string | undefined,
         json: o.json === true,
         opencode: o.opencode === true,
+        claude: o.claude === true,
       });
     });
 
@@ -323,8 +331,10 @@ on the command line is missing or cannot be read, or a file named on it is neith
 file nor an OpenCode export, as for readcache status. Files found in a directory that are not pi
 sessions are skipped; .json files found in one count only when they are OpenCode exports.
 OpenCode sessions without readcache are not replayed (OpenCode's read output does not show the
-file exactly): their reads count as sent in full on both sides, and the report says so; so are
-Claude Code transcripts without readcache, for now.
+file exactly): their reads count as sent in full on both sides, and the report says so. Claude
+Code transcripts without readcache are replayed through the Claude Code host, on files rebuilt
+from what the transcript showed (reads it cannot judge counted apart, with the reason). A
+subagent's transcript (<session>/subagents/agent-<id>.jsonl) counts within its session.
 
 Examples:
   $ readcache savings

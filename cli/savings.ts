@@ -58,12 +58,13 @@ import {
   stdoutStyle,
 } from "./support/output.ts";
 import { claudeConfigDir } from "./claude.ts";
-import { analyseClaudeSession, replayClaudeSession } from "./claude_savings.ts";
+import { claudeSessionSavings } from "./claude_savings.ts";
 import { analyseOpenCodeSession } from "./opencode_savings.ts";
 import { openCodeSessionsFromStorage } from "./support/opencode.ts";
 import {
   agentDir,
   type AnySessionFile,
+  type ClaudeSessionFile,
   permissionWords,
   projectDir,
   readAnySessionFile,
@@ -864,6 +865,7 @@ export async function savingsCommand(paths: string[], options: SavingsOptions): 
   for (const p of roots) files.push(...await candidates(p, named, problems));
   const sessions: SessionSavings[] = [];
   const piFiles = new Map<string, SessionFile>();
+  const claudeFiles: ClaudeSessionFile[] = [];
   let skipped = 0;
   const progress = new Progress("session files", files.length);
   for (const f of files) {
@@ -884,17 +886,33 @@ export async function savingsCommand(paths: string[], options: SavingsOptions): 
       continue;
     }
     if (s.host === "pi") piFiles.set(s.file.path, s.file);
-    sessions.push(
-      s.host === "pi"
-        ? analyseSession(s.file)
-        : s.host === "claude"
-        ? (options.replay === false
-          ? analyseClaudeSession(s.file)
-          : await replayClaudeSession(s.file))
-        : analyseOpenCodeSession(s.file),
-    );
+    if (s.host === "claude") {
+      claudeFiles.push(s.file);
+      continue;
+    }
+    sessions.push(s.host === "pi" ? analyseSession(s.file) : analyseOpenCodeSession(s.file));
   }
   progress.done();
+  // a subagent's transcript (<session>/subagents/agent-<id>.jsonl) counts within its session
+  const byPath = new Map(claudeFiles.map((f) => [resolve(f.path), f]));
+  const subagentsOf = new Map<string, ClaudeSessionFile[]>();
+  const parents: ClaudeSessionFile[] = [];
+  for (const f of claudeFiles) {
+    const m = /^(.*)\/([^/]+)\/subagents\/agent-[^/]+\.jsonl$/.exec(resolve(f.path));
+    const parent = m === null ? undefined : `${m[1]}/${m[2]}.jsonl`;
+    if (parent !== undefined && byPath.has(parent)) {
+      subagentsOf.set(parent, [...subagentsOf.get(parent) ?? [], f]);
+    } else parents.push(f);
+  }
+  for (const f of parents) {
+    sessions.push(
+      await claudeSessionSavings(
+        f,
+        subagentsOf.get(resolve(f.path)) ?? [],
+        options.replay !== false,
+      ),
+    );
+  }
   if (options.replay !== false) await estimateByReplay(sessions, piFiles);
   else {
     for (const s of sessions) {

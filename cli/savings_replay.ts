@@ -52,6 +52,8 @@ export const NOT_JUDGED = {
     "missing or is no file)",
   unseen: "showed part of a file whose whole content the transcript never showed before (the " +
     "Claude Code replay cannot rebuild it)",
+  subagent: "were a Claude Code subagent's, whose transcript keeps none of the results the " +
+    "replay rebuilds files from",
 } as const;
 
 /** A reason of {@linkcode NOT_JUDGED}. */

@@ -17,6 +17,9 @@
  * @module
  */
 import { claudeStatus } from "./claude_status.ts";
+import { claudeConfigDir } from "./claude.ts";
+import { claudeProjectDir } from "./support/store_target.ts";
+import { join } from "node:path";
 import { homedir } from "node:os";
 import { PiBranchConverter, readCallsOf } from "../src/adapters/pi/branch.ts";
 import { decidePlan, DEFAULT_DECISION_CONFIG, planRead } from "../src/core/decision.ts";
@@ -83,6 +86,48 @@ export interface StatusOptions {
    * session id (`ses_...`), or absent for the newest session of the project.
    */
   opencode?: boolean;
+  /**
+   * Read a Claude Code transcript of the project (`<config>/projects/...`):
+   * the `file` argument is then a session id, or absent for the newest one.
+   */
+  claude?: boolean;
+}
+
+/**
+ * The transcript `--claude` names: the session id's file, else the newest transcript of the
+ * project in Claude Code's projects directory; a usage error saying where it looked.
+ */
+async function claudeTranscriptPath(id: string | undefined, cwd: string): Promise<string> {
+  const dir = claudeProjectDir(cwd, claudeConfigDir());
+  if (id !== undefined) {
+    if (!/^[A-Za-z0-9_-]+$/.test(id)) {
+      throw new CliError(
+        `${id} is not a Claude Code session id; pass an id (the name of a transcript in ${dir} ` +
+          "without .jsonl) or a transcript file without --claude.",
+        EXIT_USAGE,
+      );
+    }
+    return join(dir, `${id}.jsonl`);
+  }
+  let newest: { path: string; mtime: number } | undefined;
+  try {
+    for await (const e of Deno.readDir(dir)) {
+      if (!e.isFile || !e.name.endsWith(".jsonl")) continue;
+      const path = join(dir, e.name);
+      const mtime = (await Deno.stat(path)).mtime?.getTime() ?? 0;
+      if (newest === undefined || mtime > newest.mtime) newest = { path, mtime };
+    }
+  } catch {
+    // no directory: said below
+  }
+  if (newest === undefined) {
+    throw new CliError(
+      `No Claude Code session of ${cwd} in ${dir}. Pass the project with --cwd DIR, or a ` +
+        "transcript file.",
+      EXIT_USAGE,
+    );
+  }
+  return newest.path;
 }
 
 const encoder = new TextEncoder();
@@ -181,6 +226,20 @@ export async function statusCommand(
       } or --latest, not both. Example: readcache status --latest`,
       EXIT_USAGE,
     );
+  }
+  if (options.claude) {
+    if (options.opencode || options.sessions !== undefined) {
+      throw new CliError(
+        "--claude reads Claude Code's transcripts; it takes neither --opencode nor --sessions.",
+        EXIT_USAGE,
+      );
+    }
+    const cwd = await projectDir(options.cwd, Deno.cwd());
+    const any = await readAnySessionFile(await claudeTranscriptPath(file, cwd));
+    if (any.host !== "claude") {
+      throw new CliError(`${any.file.path} is not a Claude Code transcript.`, EXIT_USAGE);
+    }
+    return await claudeStatus(any.file, { cwd, json: options.json });
   }
   if (options.opencode) {
     if (options.sessions !== undefined) {

@@ -304,6 +304,25 @@ Deno.test({
       // main: the file; the subagent: the file (it never saw it), then a marker; main again: the
       // file (the agent may have changed any file)
       assert.deepEqual(reads, [FULL, FULL, "0\t[readcache: unchanged, 4 lines]", FULL]);
+      // readcache savings counts the subagent's transcript within its session, its marker too
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", "--quiet", "cli/main.ts", "savings", "--json", "--claude"],
+        env: { CLAUDE_CONFIG_DIR: s.configDir },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+      const sessions = JSON.parse(new TextDecoder().decode(out.stdout)).sessions;
+      assert.equal(
+        sessions.length,
+        1,
+        JSON.stringify(sessions.map((x: { file: string }) => x.file)),
+      );
+      assert.equal(sessions[0].withReadcache, true);
+      assert.equal(sessions[0].reads, 4);
+      assert.equal(sessions[0].byMode.unchanged, 1);
+      const sent = reads.reduce((n, r) => n + new TextEncoder().encode(r!).length, 0);
+      assert.equal(sessions[0].readcacheBytes, sent, "what the API got");
     });
   },
 });

@@ -125,6 +125,43 @@ Deno.test("claude install refuses a service directory another user could reach, 
   }
 });
 
+Deno.test("readcache doctor --claude says what is wrong with the installed service, and how to fix it", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const doctor = async () => {
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: ["run", "-A", "--quiet", "cli/main.ts", "doctor", "--claude", "--cwd", dir, "--json"],
+        env: { CLAUDE_CONFIG_DIR: join(dir, "cfg"), NO_COLOR: "1" },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      return { code: out.code, r: JSON.parse(new TextDecoder().decode(out.stdout)) };
+    };
+    const before = await doctor();
+    assert.equal(before.code, 0);
+    assert.equal(before.r.service.installed, false);
+    assert.equal((await cli(join(dir, "cfg"), "install")).code, 0);
+    const ok = await doctor();
+    assert.equal(ok.code, 0, JSON.stringify(ok.r.problems));
+    assert.equal(ok.r.service.installed, true);
+    // what a moved checkout or a cleared cache leaves: a file the hooks run is gone
+    await Deno.remove(join(dir, "cfg", "readcache", "service.js"));
+    await Deno.chmod(join(dir, "cfg", "readcache"), 0o755);
+    const bad = await doctor();
+    assert.equal(bad.code, 1);
+    const whats = bad.r.problems.map((p: { what: string; fix: string }) => `${p.what} / ${p.fix}`);
+    assert.ok(
+      whats.some((w: string) =>
+        /is missing, and readcache's SessionStart hook runs it.*\/ readcache claude install/.test(w)
+      ),
+      whats.join("\n"),
+    );
+    assert.ok(whats.some((w: string) => /is not private .* chmod 700/.test(w)), whats.join("\n"));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("claude install refuses a settings file that is not JSON, and changes nothing", async () => {
   const dir = await Deno.makeTempDir();
   try {
@@ -271,6 +308,32 @@ Deno.test("readcache status reads a Claude Code transcript: what the model holds
     assert.match(text, /Claude Code session: s1/);
     assert.match(text, /The model holds now \(3 files\)/);
     assert.match(text, /next read: a short "unchanged" note/);
+
+    // --claude: the newest transcript of the project in Claude Code's projects directory
+    const config = join(dir, "config");
+    const projects = join(config, "projects", w.work.replace(/[^A-Za-z0-9]/g, "-"));
+    await Deno.mkdir(projects, { recursive: true });
+    await Deno.copyFile(w.path, join(projects, "s1.jsonl"));
+    const byFlag = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--quiet", "cli/main.ts", "status", "--claude", "--cwd", w.work],
+      env: { CLAUDE_CONFIG_DIR: config },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(byFlag.code, 0, new TextDecoder().decode(byFlag.stderr));
+    assert.equal(
+      new TextDecoder().decode(byFlag.stdout),
+      text.replace(w.path, join(projects, "s1.jsonl")),
+      "the same report",
+    );
+    const none = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--quiet", "cli/main.ts", "status", "--claude", "--cwd", dir],
+      env: { CLAUDE_CONFIG_DIR: config },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(none.code, 2);
+    assert.match(new TextDecoder().decode(none.stderr), /No Claude Code session of .* in /);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
