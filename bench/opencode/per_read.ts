@@ -36,7 +36,7 @@ import {
   OpenCodeSessionCache,
   type ToolAfterOutput,
 } from "../../src/adapters/opencode/plugin.ts";
-import { type RealRead, runReal } from "./real.ts";
+import { type RealRead, type RealRun, startReal } from "./real.ts";
 import {
   generateHistory,
   makeProject,
@@ -433,7 +433,10 @@ async function mainModel(args: BenchArgs, variants: [string, PluginFactory][]): 
   for (const [name] of variants) for (const line of rows(name, results[name])) console.log(line);
 }
 
-/** The default mode: the real OpenCode binary, without the plugin and with it, at every size. */
+/**
+ * The default mode: the real OpenCode binary, without the plugin and with it, at every size, the
+ * variants' timed rounds taking turns.
+ */
 async function mainReal(args: BenchArgs, variants: [string, PluginFactory][]): Promise<number> {
   const runs: Record<string, Record<number, RealRead[]>> = {};
   const all: [string, PluginFactory, boolean][] = [
@@ -441,23 +444,40 @@ async function mainReal(args: BenchArgs, variants: [string, PluginFactory][]): P
     ...variants.map(([n, p]) => [n, p, false] as [string, PluginFactory, boolean]),
   ];
   for (const size of args.sizes) {
-    for (const [name, plugin, plain] of all) {
-      const rev = name === "current" || plain ? undefined : args.baseline;
-      const r = await runReal(plugin, size, args.reads, rev, { plain });
-      if ("skip" in r) {
-        if (args.json) console.log(JSON.stringify({ mode: "real", skip: r.skip }));
-        else console.log(`skipped: ${r.skip}`);
-        return 1;
+    const t0 = performance.now();
+    const started: [string, RealRun][] = [];
+    try {
+      for (const [name, plugin, plain] of all) {
+        const rev = name === "current" || plain ? undefined : args.baseline;
+        const r = await startReal(plugin, size, rev, { plain });
+        if ("skip" in r) {
+          if (args.json) console.log(JSON.stringify({ mode: "real", skip: r.skip }));
+          else console.log(`skipped: ${r.skip}`);
+          return 1;
+        }
+        started.push([name, r]);
       }
-      (runs[name] ??= {})[size] = r.reads;
+      // paired: the variants take turns, round by round, the one to go first rotating
+      for (let done = 0, turn = 0; done < args.reads; done += 2, turn++) {
+        for (let k = 0; k < started.length; k++) {
+          await started[(turn + k) % started.length][1].round(`${done}`);
+        }
+      }
+      for (const [name, run] of started) {
+        const reads = await run.reads();
+        (runs[name] ??= {})[size] = reads;
+        if (!args.json) {
+          const ms = timed(reads).map(total);
+          console.error(
+            `  ${name} ${size}: ${reads.length} reads, median ${f1(median(ms))} ms`,
+          );
+        }
+      }
       if (!args.json) {
-        const ms = timed(r.reads).map(total);
-        console.error(
-          `  ${name} ${size}: ${r.reads.length} reads in ${r.seconds.toFixed(0)} s, median ${
-            f1(median(ms))
-          } ms`,
-        );
+        console.error(`  ${size} messages: ${((performance.now() - t0) / 1000).toFixed(0)} s`);
       }
+    } finally {
+      for (const [, run] of started) await run.close();
     }
   }
   const goals = realGoals(runs, args.sizes);

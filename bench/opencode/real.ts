@@ -10,7 +10,9 @@
 //
 //   deno task bench:opencode [--sizes 100,1000,10000] [--reads 20] [--baseline REV]
 //
-// Each size runs OpenCode without the plugin (its own read, timed the same way) and with it.
+// Each size runs OpenCode without the plugin (its own read, timed the same way) and with it, side
+// by side: after each run's warm-up, the timed rounds take turns (paired measures: two runs one
+// after the other on this machine differ by more than the plugin costs).
 import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
 import { openCodeBinary, openCodeConfigHome } from "../../scripts/opencode/opencode_bin.ts";
@@ -83,20 +85,30 @@ function writeHistory(
   }
 }
 
+/** A real OpenCode holding a session, ready for timed rounds of reads (see {@linkcode startReal}). */
+export interface RealRun {
+  /** One prompt: two reads of files read before, then the model's answer. */
+  round(label: string): Promise<void>;
+  /** Every read logged so far (the warm-up ones marked). */
+  reads(): Promise<RealRead[]>;
+  /** Stops the server and removes its directory. */
+  close(): Promise<void>;
+}
+
 /**
- * Runs `reads` reads (after a first one) against a real OpenCode holding a session of `size`
- * messages, with the plugin of this working tree (`rev` undefined) or as committed in `rev`.
+ * Starts a real OpenCode holding a session of `size` messages, with the plugin of this working
+ * tree (`rev` undefined) or as committed in `rev`, or with none (`plain`), and makes its first read
+ * and (with the plugin) the reads until the plugin has fetched the session: the warm-up. Then
+ * `round` runs timed reads; runs of several variants can take turns (paired measures).
  */
-export async function runReal(
+export async function startReal(
   plugin: PluginFactory,
   size: number,
-  reads: number,
   rev?: string,
   options: { plain?: boolean } = {},
-): Promise<{ reads: RealRead[]; seconds: number } | { skip: string }> {
+): Promise<RealRun | { skip: string }> {
   const found = await openCodeBinary();
   if ("skip" in found) return { skip: found.skip };
-  const t0 = performance.now();
   const root = await Deno.makeTempDir({ prefix: "readcache-bench-real-" });
   const cwd = join(root, "project");
   const home = join(root, "home");
@@ -117,8 +129,13 @@ export async function runReal(
       mock,
       pluginUrl,
     });
+  const cleanup = async () => {
+    await mock.close();
+    await Deno.remove(root, { recursive: true }).catch(() => undefined);
+  };
+  let server: Awaited<ReturnType<typeof start>> | undefined;
   try {
-    let server = await start();
+    server = await start();
     const sid = (await server.api("POST", "/session", {}) as { id: string }).id;
     await server.stop();
     const first = Date.now() - (size * 6 + 600) * 1000;
@@ -133,61 +150,61 @@ export async function runReal(
     });
     writeHistory(join(home, ".local/share/opencode/opencode.db"), sid, history);
     server = await start();
-    try {
-      const listed = await server.api("GET", `/session/${sid}/message?limit=1`) as unknown[];
-      if (listed.length !== 1) throw new Error("the session's messages did not load");
-      const rnd = random(size);
-      const held = project.files.filter((f) => history.some((m) => JSON.stringify(m).includes(f)));
-      const read = () => ({
-        name: "read",
-        args: { filePath: join(cwd, held[Math.floor(rnd() * held.length)]) },
-      });
-      // prompts run in the background (a slow one outlasts the server's idle timeout of a
-      // waiting request); each is done when the session is idle again with its answer given
-      const idle = async () => {
-        for (;;) {
-          await new Promise((r) => setTimeout(r, 200));
-          const status = await server.api("GET", "/session/status") as Record<
-            string,
-            { type?: string }
-          >;
-          if (mock.queue.length === 0 && (status[sid]?.type ?? "idle") === "idle") return;
-        }
-      };
-      const round = async (label: string) => {
-        mock.queue.push({ calls: [read()] }, { calls: [read()] }, { text: "done" });
-        await server.api("POST", `/session/${sid}/prompt_async`, {
-          parts: [{ type: "text", text: `read ${label}` }],
-        });
-        await idle();
-      };
-      await round("first");
-      // with the plugin: reads go on until one finds the session fetched (its cache counts a
-      // full fetch); those are the warm-up, the timed reads come after
-      const fetchedOnce = (r: RealRead) =>
-        (r.stats?.find((s) => s.session === sid)?.full ?? 0) >= 1;
-      for (let i = 0; !options.plain && i < 500; i++) {
-        const lines = (await Deno.readTextFile(log)).trim().split("\n");
-        if (fetchedOnce(JSON.parse(lines.at(-1)!) as RealRead)) break;
-        await round(`warm-up ${i}`);
+    const up = server;
+    const listed = await up.api("GET", `/session/${sid}/message?limit=1`) as unknown[];
+    if (listed.length !== 1) throw new Error("the session's messages did not load");
+    const rnd = random(size);
+    const held = project.files.filter((f) => history.some((m) => JSON.stringify(m).includes(f)));
+    const read = () => ({
+      name: "read",
+      args: { filePath: join(cwd, held[Math.floor(rnd() * held.length)]) },
+    });
+    // prompts run in the background (a slow one outlasts the server's idle timeout of a
+    // waiting request); each is done when the session is idle again with its answer given
+    const idle = async () => {
+      for (;;) {
+        await new Promise((r) => setTimeout(r, 200));
+        const status = await up.api("GET", "/session/status") as Record<
+          string,
+          { type?: string }
+        >;
+        if (mock.queue.length === 0 && (status[sid]?.type ?? "idle") === "idle") return;
       }
-      for (let done = 0; done < reads; done += 2) await round(`${done}`);
-      const logged = (await Deno.readTextFile(log)).trim().split("\n")
-        .map((l) => JSON.parse(l) as RealRead);
-      for (let i = 1; !options.plain && i < logged.length; i++) {
-        if (!fetchedOnce(logged[i])) logged[i].warmup = true;
-      }
-      await Deno.writeTextFile(log, logged.map((r) => JSON.stringify(r)).join("\n") + "\n");
-    } finally {
-      await server.stop();
-    }
-    const lines = (await Deno.readTextFile(log)).trim().split("\n");
-    return {
-      reads: lines.map((l) => JSON.parse(l) as RealRead),
-      seconds: (performance.now() - t0) / 1000,
     };
-  } finally {
-    await mock.close();
-    await Deno.remove(root, { recursive: true }).catch(() => undefined);
+    const round = async (label: string) => {
+      mock.queue.push({ calls: [read()] }, { calls: [read()] }, { text: "done" });
+      await up.api("POST", `/session/${sid}/prompt_async`, {
+        parts: [{ type: "text", text: `read ${label}` }],
+      });
+      await idle();
+    };
+    const logged = async () =>
+      (await Deno.readTextFile(log)).trim().split("\n").map((l) => JSON.parse(l) as RealRead);
+    await round("first");
+    // with the plugin: reads go on until one finds the session fetched (its cache counts a
+    // full fetch); those are the warm-up, the timed reads come after
+    const fetchedOnce = (r: RealRead) => (r.stats?.find((s) => s.session === sid)?.full ?? 0) >= 1;
+    for (let i = 0; !options.plain && i < 500; i++) {
+      if (fetchedOnce((await logged()).at(-1)!)) break;
+      await round(`warm-up ${i}`);
+    }
+    return {
+      round,
+      async reads() {
+        const all = await logged();
+        for (let i = 1; !options.plain && i < all.length; i++) {
+          if (!fetchedOnce(all[i])) all[i].warmup = true;
+        }
+        return all;
+      },
+      async close() {
+        await up.stop();
+        await cleanup();
+      },
+    };
+  } catch (e) {
+    await server?.stop().catch(() => undefined);
+    await cleanup();
+    throw e;
   }
 }
