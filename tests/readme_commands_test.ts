@@ -30,12 +30,12 @@ interface Covered {
 }
 
 const COVERED: Record<string, Covered> = {
-  "npx -y deno@2 task demo": {
+  "npx --prefer-offline -y deno@2 task demo": {
     by: "tests/pi/install_order_test.ts",
     holds: '["task", "demo"]',
     why: "the install-order test runs the demo on a fresh copy of the checkout",
   },
-  "npx -y deno@2 task test": {
+  "npx --prefer-offline -y deno@2 task test": {
     by: ".ci/run",
     holds: "task test",
     why: "CI runs the README's test command",
@@ -75,34 +75,39 @@ const COVERED: Record<string, Covered> = {
     holds: "npx readcache doctor",
     why: "the same package bin as `npx readcache doctor`, run below",
   },
-  'npx -y deno@2 run -A jsr:@readcache/core/conformance scenario --cmd "python3 my_port.py"': {
-    by: "tests/conformance_kit_test.ts",
-    holds: "my_port.py",
-    why: "the kit test runs the README's Python port through the runner (JSR is not reachable)",
-  },
-  "npx -y deno@2 task ci": { by: ".ci/run", holds: "", why: "it is CI" },
-  "npx -y deno@2 task schema": {
+  'npx --prefer-offline -y deno@2 run -A jsr:@readcache/core/conformance scenario --cmd "python3 my_port.py"':
+    {
+      by: "tests/conformance_kit_test.ts",
+      holds: "my_port.py",
+      why: "the kit test runs the README's Python port through the runner (JSR is not reachable)",
+    },
+  "npx --prefer-offline -y deno@2 task ci": { by: ".ci/run", holds: "", why: "it is CI" },
+  "npx --prefer-offline -y deno@2 task schema": {
     by: "tests/layer_vectors_test.ts",
     holds: "run `deno task schema`",
     why: "the committed schemas must be what the task writes",
   },
-  "npx -y deno@2 task port:pi": { by: ".ci/run", holds: "task port:pi", why: "a CI step" },
-  "npx -y deno@2 task oracle --sessions 20000": {
+  "npx --prefer-offline -y deno@2 task port:pi": {
+    by: ".ci/run",
+    holds: "task port:pi",
+    why: "a CI step",
+  },
+  "npx --prefer-offline -y deno@2 task oracle --sessions 20000": {
     by: "tests/pi/oracle_test.ts",
     holds: "runOracle",
     why: "the oracle test runs the same oracle on fewer sessions (20,000 take minutes)",
   },
-  "npx -y deno@2 task hostile": {
+  "npx --prefer-offline -y deno@2 task hostile": {
     by: "tests/pi/hostile_read_test.ts",
     holds: "FIFO",
     why: "the hostile tests are part of the pi suite",
   },
-  "npx -y deno@2 task bench": {
+  "npx --prefer-offline -y deno@2 task bench": {
     by: "tests/pi/bench_real_test.ts",
     holds: "bench",
     why: "the bench measures speed on this machine; CI checks it runs, not its figures",
   },
-  "npx -y deno@2 task opencode:e2e": {
+  "npx --prefer-offline -y deno@2 task opencode:e2e": {
     by: "tests/opencode/opencode_e2e_test.ts",
     holds: "opencode",
     why: "the OpenCode suite runs it",
@@ -145,8 +150,8 @@ async function sh(
 
 /** The commands run here, and what a user sees. */
 const RUN: Record<string, (home: string) => Promise<void>> = {
-  "npx -y deno@2 task cli status --latest": async (home) => {
-    const r = await sh("npx -y deno@2 task cli status --latest", root, home);
+  "npx --prefer-offline -y deno@2 task cli status --latest": async (home) => {
+    const r = await sh("npx --prefer-offline -y deno@2 task cli status --latest", root, home);
     // no pi session in a fresh HOME: it says so and what to pass (exit 2: nothing to read)
     assert.equal(r.code, 2, r.out);
     assert.match(r.out, /No pi session of .* pass that directory with --cwd DIR/);
@@ -187,16 +192,20 @@ const RUN: Record<string, (home: string) => Promise<void>> = {
     assert.equal(r.code, 0, r.out);
     assert.match(r.out, /no problems found/);
   },
-  "npx -y deno@2 run -A jsr:@readcache/core/conformance --help": async (home) => {
+  "npx --prefer-offline -y deno@2 run -A jsr:@readcache/core/conformance --help": async (home) => {
     // JSR is not reachable here: the export it names, run from the checkout
     const exports = JSON.parse(readFileSync(join(root, "deno.json"), "utf8")).exports;
     assert.equal(exports["./conformance"], "./src/conformance/runner.ts");
-    const r = await sh("npx -y deno@2 run -A src/conformance/runner.ts --help", root, home);
+    const r = await sh(
+      "npx --prefer-offline -y deno@2 run -A src/conformance/runner.ts --help",
+      root,
+      home,
+    );
     assert.equal(r.code, 0, r.out);
     assert.match(r.out, /--cmd/);
   },
-  "npx -y deno@2 task conformance --help": async (home) => {
-    const r = await sh("npx -y deno@2 task conformance --help", root, home);
+  "npx --prefer-offline -y deno@2 task conformance --help": async (home) => {
+    const r = await sh("npx --prefer-offline -y deno@2 task conformance --help", root, home);
     assert.equal(r.code, 0, r.out);
     assert.match(r.out, /N passed, N failed/);
   },

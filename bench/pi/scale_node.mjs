@@ -27,7 +27,7 @@
 // its own: "cold" is an instance's state, not code being compiled (no full garbage collection
 // comes before a timed read: one discards compiled code).
 //
-// Needs pi in pi-suite/node_modules (`npx -y deno@2 install --config pi-suite/deno.json`, which
+// Needs pi in pi-suite/node_modules (`npx --prefer-offline -y deno@2 install --config pi-suite/deno.json`, which
 // `deno task bench:node` does) and Node 20+. Run alone: `node bench/pi/scale_node.mjs` (it
 // restarts itself with --expose-gc and NODE_PATH set to pi-suite/node_modules, where the
 // extension's zod and diff are, as tests/pi/pi_rpc_e2e_test.ts runs pi). Options:
@@ -94,7 +94,7 @@ try {
   PI_DIR = realpathSync(join(SUITE_MODULES, "@mariozechner", "pi-coding-agent"));
 } catch {
   console.error(
-    "pi is not installed in pi-suite/node_modules: run `npx -y deno@2 install --config pi-suite/deno.json`",
+    "pi is not installed in pi-suite/node_modules: run `npx --prefer-offline -y deno@2 install --config pi-suite/deno.json`",
   );
   process.exit(1);
 }
