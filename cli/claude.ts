@@ -493,5 +493,20 @@ export async function claudeServe(options: { detach?: boolean }): Promise<number
   if (problem !== undefined) {
     throw new CliError(`${problem}. Run \`readcache doctor --claude\` for what to do.`);
   }
-  return await serve({ dir: serviceDir, configDir, detach: options.detach });
+  // in the background: the service install bundled, else this checkout's entry point
+  const bundled = join(serviceDir, SERVICE_BUNDLE);
+  const fromCheckout = fileURLToPath(new URL("./claude_service.ts", import.meta.url));
+  const entry = existsSync(bundled) ? bundled : existsSync(fromCheckout) ? undefined : null;
+  if (options.detach && entry === null) {
+    throw new CliError(
+      "readcache is not installed for Claude Code here; run `readcache claude install` (the " +
+        "SessionStart hook then starts the service), or `readcache claude serve` in the foreground.",
+    );
+  }
+  return await serve({
+    dir: serviceDir,
+    configDir,
+    detach: options.detach,
+    entry: entry ?? undefined,
+  });
 }

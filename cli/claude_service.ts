@@ -22,9 +22,12 @@ import { privateDirProblem } from "../src/adapters/claude/private_dir.ts";
 /** How long `--detach` waits for the service it started to answer (ms). */
 const START_WAIT_MS = 10_000;
 
-/** The arguments a service in the background is started with (this file, by Deno). */
-function selfArgs(dir: string, configDir: string): string[] {
-  const self = fileURLToPath(import.meta.url);
+/**
+ * The arguments a service in the background is started with: the bundled service `entry`, else
+ * this file, by Deno.
+ */
+function selfArgs(dir: string, configDir: string, entry?: string): string[] {
+  const self = entry ?? fileURLToPath(import.meta.url);
   // from a checkout this is TypeScript that needs the checkout's deno.json; bundled, nothing
   const config = self.endsWith(".ts")
     ? ["--config", fileURLToPath(new URL("../deno.json", import.meta.url))]
@@ -41,7 +44,7 @@ function tellUser(problem: string): void {
  * Runs the service on `dir` (foreground) or makes sure one runs (`detach`); the exit code.
  */
 export async function claudeServe(
-  options: { dir: string; configDir: string; detach?: boolean; quiet?: boolean },
+  options: { dir: string; configDir: string; detach?: boolean; quiet?: boolean; entry?: string },
 ): Promise<number> {
   const { dir, configDir } = options;
   if (await claudeServiceUp(dir)) return 0;
@@ -53,7 +56,7 @@ export async function claudeServe(
       );
       return 0;
     }
-    const child = spawn(Deno.execPath(), selfArgs(dir, configDir), {
+    const child = spawn(Deno.execPath(), selfArgs(dir, configDir, options.entry), {
       detached: true,
       stdio: "ignore",
     });
