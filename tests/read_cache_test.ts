@@ -216,11 +216,16 @@ Deno.test(
     );
     Deno.symlinkSync("loop-b", join(cwd, "loop-a"));
     Deno.symlinkSync("loop-a", join(cwd, "loop-b"));
+    writeFileSync(join(cwd, "app.bin"), Uint8Array.from([0x7f, 0x45, 0x4c, 0x46, 0, 1, 2, 0x0a]));
+    writeFileSync(join(cwd, "latin1.txt"), Uint8Array.from([0x63, 0x61, 0x66, 0xe9, 0x0a]));
     const delegated: [string, string][] = [
       ["fifo", "not_a_regular_file"],
       ["/dev/null", "not_a_regular_file"],
       ["big.txt", "too_large"],
       ["logo.png", "image"],
+      // text only: bytes with a NUL, or that are not UTF-8, are handed back (not U+FFFD text)
+      ["app.bin", "binary"],
+      ["latin1.txt", "binary"],
     ];
     for (const [path, reason] of delegated) {
       const r = await cache.read({ path });
@@ -254,14 +259,14 @@ Deno.test(
 );
 
 Deno.test(
-  "the README's library example, run where README.md is a FIFO, ends (it never reads a file the cache hands back)",
+  "the README's library example, run where deno.json is a FIFO, ends (it never reads a file the cache hands back)",
   withCwd(async (cwd) => {
     const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
     const block = /```ts\n(import \{ createReadCache[\s\S]*?)```/.exec(readme)?.[1];
     assert.ok(block !== undefined, "the README has the library example");
     const mod = new URL("../mod.ts", import.meta.url).href;
     writeFileSync(join(cwd, "example.ts"), block.replace(`"@readcache/core"`, JSON.stringify(mod)));
-    new Deno.Command("mkfifo", { args: [join(cwd, "README.md")] }).outputSync();
+    new Deno.Command("mkfifo", { args: [join(cwd, "deno.json")] }).outputSync();
     const child = new Deno.Command(Deno.execPath(), {
       args: [
         "run",
@@ -280,9 +285,43 @@ Deno.test(
     clearTimeout(timer);
     const stdout = new TextDecoder().decode(out.stdout);
     assert.equal(out.code, 0, `${stdout}\n${new TextDecoder().decode(out.stderr)}`);
-    assert.match(stdout, /README\.md not read: not_a_regular_file\]/);
+    assert.match(stdout, /deno\.json not read: not_a_regular_file\]/);
   }),
 );
+
+Deno.test("the README's library example, run in the checkout, prints what its comments say", async () => {
+  const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+  const block = /```ts\n(import \{ createReadCache[\s\S]*?)```/.exec(readme)?.[1];
+  assert.ok(block !== undefined, "the README has the library example");
+  const dir = Deno.makeTempDirSync();
+  try {
+    const mod = new URL("../mod.ts", import.meta.url).href;
+    const example = join(dir, "example.ts");
+    writeFileSync(example, block.replace(`"@readcache/core"`, JSON.stringify(mod)));
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: [
+        "run",
+        "-A",
+        "--config",
+        fileURLToPath(new URL("../deno.json", import.meta.url)),
+        "--frozen",
+        example,
+      ],
+      cwd: fileURLToPath(new URL("..", import.meta.url)),
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    const stdout = new TextDecoder().decode(out.stdout);
+    assert.equal(out.code, 0, `${stdout}\n${new TextDecoder().decode(out.stderr)}`);
+    const lines = readFileSync(new URL("../deno.json", import.meta.url), "utf8").split("\n").length;
+    const printed = stdout.trimEnd().split("\n");
+    assert.equal(printed.at(-3), `[readcache: unchanged, ${lines} lines]`, stdout);
+    assert.equal(printed.at(-2), `[readcache: unchanged in lines 1-5 of ${lines}]`);
+    assert.equal(printed.at(-1), "full");
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+});
 
 Deno.test(
   "the default disk store is the library's own <cwd>/.readcache, not pi's .pi/readcache",

@@ -128,8 +128,11 @@ export interface ReadCacheAnswer {
 export interface ReadCacheDelegation {
   /** Always `"delegate"`. */
   kind: "delegate";
-  /** Why: an image, not a regular file (a FIFO, socket or device), or over the size cap. */
-  reason: "image" | "not_a_regular_file" | "too_large";
+  /**
+   * Why: an image, not a regular file (a FIFO, socket or device), over the size cap, or binary
+   * (bytes with a NUL or that are not UTF-8: the cache gives text only).
+   */
+  reason: "image" | "not_a_regular_file" | "too_large" | "binary";
   /** The resolved path to read. */
   path: string;
   /** Always `null`: the cache sent nothing. */
@@ -252,10 +255,12 @@ export class ReadCache {
         }),
       );
     }
-    if (served.delegate !== undefined) {
+    // binary bytes would come back as text full of U+FFFD, in full at every read: not text
+    const binary = served.decision.reason === "binary" || served.decision.reason === "not_utf8";
+    if (served.delegate !== undefined || binary) {
       const d: ReadCacheDelegation = {
         kind: "delegate",
-        reason: served.delegate,
+        reason: served.delegate ?? "binary",
         path,
         mode: null,
       };
