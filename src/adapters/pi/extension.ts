@@ -105,6 +105,8 @@ export interface PiContextLike {
     /** The session's file, `undefined` for a session kept in memory (saved replays, SPEC §6.5). */
     getSessionFile?(): string | undefined;
   };
+  /** `false` in print (`-p`) and JSON mode, where `ui` shows nothing. */
+  hasUI?: boolean;
   /** User interface. */
   ui: {
     /** Shows a message to the user. */
@@ -632,6 +634,19 @@ class ReadcacheRuntime {
 }
 
 /**
+ * Shows a command's answer: pi's notification, or, where pi has no UI (print
+ * and JSON mode, `ctx.hasUI === false`), stdout (an error: stderr).
+ */
+function tell(ctx: PiContextLike, text: string, type: "info" | "error"): void {
+  if (ctx.hasUI === false) {
+    if (type === "error") console.error(text);
+    else console.log(text);
+    return;
+  }
+  ctx.ui.notify(text, type);
+}
+
+/**
  * Creates the extension factory pi calls with its `ExtensionAPI`.
  *
  * @example
@@ -811,9 +826,9 @@ export function createReadcacheExtension(
           const text = await rt.serialized(() =>
             Promise.resolve(refresh(parseRefreshArgs(args), ctx))
           );
-          ctx.ui.notify(text, "info");
+          tell(ctx, text, "info");
         } catch (e) {
-          ctx.ui.notify(e instanceof Error ? e.message : String(e), "error");
+          tell(ctx, e instanceof Error ? e.message : String(e), "error");
         }
       },
     });
@@ -843,7 +858,7 @@ export function createReadcacheExtension(
           branch: tallyReads(branch),
           store,
         };
-        ctx.ui.notify(formatStatusReport(report), "info");
+        tell(ctx, formatStatusReport(report), "info");
       },
     });
 
