@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { installNpmPackage, PINNED_DENO } from "../scripts/npm_package.ts";
 
 const unshare = ["/usr/bin/unshare", "/bin/unshare"].find((p) => existsSync(p));
@@ -29,7 +29,10 @@ Deno.test({
   async fn() {
     const work = mkdtempSync(join(tmpdir(), "readcache-npm-"));
     try {
-      const { prefix, pkgDir } = await installNpmPackage(work);
+      const { prefix, pkgDir, tarball } = await installNpmPackage(work);
+      // the README names the tarball `deno task pack` makes
+      const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+      assert.ok(readme.includes(`.scratch/npm/${basename(tarball)}`), basename(tarball));
       const home = join(work, "home");
       Deno.mkdirSync(home);
       const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8"));

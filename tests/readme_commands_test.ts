@@ -30,6 +30,26 @@ interface Covered {
 }
 
 const COVERED: Record<string, Covered> = {
+  "npx --prefer-offline -y deno@2 task pack": {
+    by: "tests/npm_package_test.ts",
+    holds: "installNpmPackage",
+    why: "the package test builds the package as `deno task pack` does (scripts/npm_package.ts)",
+  },
+  "npm install -g .scratch/npm/readcache-cli-0.1.0.tgz": {
+    by: "scripts/npm_package.ts",
+    holds: '"install", "-g", "--prefix"',
+    why: "the package tests install the tarball so, into an empty prefix",
+  },
+  'pi install "$(npm root -g)/@readcache/cli"': {
+    by: "tests/pi/package_pi_test.ts",
+    holds: '["install", pkgDir]',
+    why: "the pi suite installs the installed package into pi and reads through it",
+  },
+  "readcache claude install": {
+    by: "tests/npm_package_test.ts",
+    holds: '["claude", "install", "--json"]',
+    why: "the package test runs the installed command, offline",
+  },
   "npx --prefer-offline -y deno@2 task demo": {
     by: "tests/pi/install_order_test.ts",
     holds: '["task", "demo"]',

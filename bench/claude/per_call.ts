@@ -1,4 +1,4 @@
-// The Claude Code host's own time per hook call against transcript length (issue 38):
+// The Claude Code host's own time per hook call against transcript length :
 //
 //   deno task bench:claude [--sizes 100,1000,10000] [--reads 40] [--json] [--e2e N]
 //

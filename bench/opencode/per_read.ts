@@ -10,7 +10,7 @@
 // OpenCode's `tool.execute.before` to the end of `tool.execute.after` (its read tool and both
 // hooks); the plugin's hook and the time it spent in OpenCode's HTTP API (`session.messages`,
 // `session.get`) are reported apart. The first read of the session is reported on its own; median
-// and p95 are of the reads after it. The goals of issue 39 are checked at the end (per read within
+// and p95 are of the reads after it. The speed goals are checked at the end (per read within
 // 2x from the smallest size to the largest and within 5 ms of OpenCode's own read at the largest,
 // first read <= 500 ms, p95 <= 3x median), each beside the same figure of OpenCode's own read, and
 // the plugin's share is shown on its own: its hook's median and p95 at every size.
@@ -311,7 +311,7 @@ export function realRow(variant: string, size: number, reads: RealRead[]): strin
 }
 
 /**
- * Issue 39's goals on the real binary, as lines `ok`/`MISSED` with the figures: per read within 2x
+ * The speed goals on the real binary, as lines `ok`/`MISSED` with the figures: per read within 2x
  * from the smallest size to the largest and within 5 ms of OpenCode's own read at the largest;
  * first read <= 500 ms and p95 <= 3x median at every size. The goals on the read as a whole show
  * OpenCode's own read beside them (the same figure without the plugin), and an `info` line gives

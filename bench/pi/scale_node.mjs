@@ -119,7 +119,7 @@ const WARM = 200;
 const COLD = 15;
 const RELOADED = 7;
 const COMPACTION_BACK = 500;
-/** Issue 39: cold at 20,000 and 100,000 entries with a compaction this far up, saved or not. */
+/** Cold at 20,000 and 100,000 entries with a compaction this far up, saved or not. */
 const FAR_COMPACTION = 5000;
 
 // ---------------------------------------------------------------------------------------------
@@ -745,7 +745,7 @@ for (const n of SIZES) {
   }
 }
 
-// The heap the long-lived instance holds for the session (issue 39): what is freed when the
+// The heap the long-lived instance holds for the session: what is freed when the
 // instance that answered every read of the session, from its first entry to the largest size, lets
 // the session go (pi's `session_shutdown`, on which it drops what it knows of it; full collections
 // around; pi's session itself stays). It keeps what its last saved replay holds and the entries
@@ -971,7 +971,7 @@ if (PRC === undefined) {
   const p1 = prcRows.find((p) => p.entries === 1_000);
   const r1 = at(1_000);
   if (r1 !== undefined && p1 !== undefined) {
-    // issue 39: a cold start no slower than pi-readcache's at 1,000 entries, every cold case
+    // a cold start no slower than pi-readcache's at 1,000 entries, every cold case
     const cases = [
       ["new instance", r1.none.coldNew, p1.none.coldNew],
       ["reopened", r1.none.coldOpen, p1.none.coldOpen],
