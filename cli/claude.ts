@@ -45,7 +45,7 @@ import {
   claudeSocketPathProblem,
 } from "../src/adapters/claude/service.ts";
 import { claudeServe as serve } from "./claude_service.ts";
-import { CliError, EXIT_OK } from "./support/output.ts";
+import { CliError, EXIT_OK, EXIT_PROBLEM } from "./support/output.ts";
 
 /** Claude Code's configuration directory: CLAUDE_CONFIG_DIR, else ~/.claude. */
 export function claudeConfigDir(): string {
@@ -484,8 +484,24 @@ export async function claudeUninstall(
   return EXIT_OK;
 }
 
+/** `readcache claude status`: the service as installed (read-only); 1 when something is wrong. */
+export async function claudeStatusCommand(options: { json?: boolean }): Promise<number> {
+  const { claudeServiceCheck, claudeServiceLines } = await import("./claude_doctor.ts");
+  const r = await claudeServiceCheck();
+  const problems = r.findings.filter((f) => f.severity === "problem");
+  if (options.json) {
+    console.log(JSON.stringify(r, null, 2));
+  } else {
+    const out = claudeServiceLines(r);
+    for (const f of r.findings) out.push(`  ${f.path} ${f.what}`, `    fix: ${f.fix}`);
+    if (problems.length === 0) out.push("no problems found.");
+    console.log(out.join("\n"));
+  }
+  return problems.length > 0 ? EXIT_PROBLEM : EXIT_OK;
+}
+
 /** `readcache claude serve`. */
-export async function claudeServe(options: { detach?: boolean }): Promise<number> {
+export async function claudeServe(options: { detach?: boolean; json?: boolean }): Promise<number> {
   const configDir = claudeConfigDir();
   const serviceDir = claudeServiceDir(configDir);
   const problem = claudeSocketPathProblem(serviceDir) ??
@@ -508,5 +524,6 @@ export async function claudeServe(options: { detach?: boolean }): Promise<number
     configDir,
     detach: options.detach,
     entry: entry ?? undefined,
+    json: options.json,
   });
 }

@@ -44,7 +44,14 @@ function tellUser(problem: string): void {
  * Runs the service on `dir` (foreground) or makes sure one runs (`detach`); the exit code.
  */
 export async function claudeServe(
-  options: { dir: string; configDir: string; detach?: boolean; quiet?: boolean; entry?: string },
+  options: {
+    dir: string;
+    configDir: string;
+    detach?: boolean;
+    quiet?: boolean;
+    entry?: string;
+    json?: boolean;
+  },
 ): Promise<number> {
   const { dir, configDir } = options;
   if (await claudeServiceUp(dir)) return 0;
@@ -79,7 +86,10 @@ export async function claudeServe(
     if (e instanceof ClaudeServiceRunningError) return 0;
     throw e;
   }
-  if (!options.quiet) console.error(`readcache: serving Claude Code's hooks on ${running.socket}`);
+  if (options.json) console.log(JSON.stringify({ socket: running.socket, pid: Deno.pid }));
+  else if (!options.quiet) {
+    console.error(`readcache: serving Claude Code's hooks on ${running.socket}`);
+  }
   const stop = () => running.close();
   Deno.addSignalListener("SIGTERM", stop);
   Deno.addSignalListener("SIGINT", stop);

@@ -174,7 +174,9 @@ export async function gcCommand(options: GcOptions): Promise<number> {
     options.claude === true,
   );
   const refs = found.refs;
-  const blind = found.unreadable.length > 0;
+  // sessions that cannot be read are a problem only where there are copies they may refer to
+  const blind = found.unreadable.length > 0 &&
+    ((await listStoreDir(objectsDir)) ?? []).length > 0;
   // no session of the project at all: most likely the wrong directory, not a project whose
   // sessions were all deleted; which copies are used cannot be told, so every one is kept
   const none = found.sessions === 0 && !blind;

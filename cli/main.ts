@@ -27,7 +27,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { Command, CommanderError, InvalidArgumentError } from "commander";
-import { claudeInstall, claudeServe, claudeUninstall } from "./claude.ts";
+import { claudeInstall, claudeServe, claudeStatusCommand, claudeUninstall } from "./claude.ts";
 import { doctorCommand } from "./doctor.ts";
 import { gcCommand } from "./gc.ts";
 import { savingsCommand } from "./savings.ts";
@@ -37,10 +37,11 @@ import { CliError, EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, messageOf } from "./suppor
 const VERSION = "0.1.0";
 
 const FOOTER = `
-Exit codes: 0 ok; 1 a problem was found (in the object store, or in the session files found in a
-directory); 2 the command line was wrong: an unknown option or a bad value, or a file or directory
-named on it that is missing, cannot be read or is not what it should be (such as a file that is
-not a pi session), the same for every command.
+Exit codes, the same for every command: 0 it did its job, "nothing found" included (no session of
+the project, no data of an agent yet: said in words, with what to pass); 1 it found problems and
+reports each with its fix (in a store, in session files found in a directory, in the installed
+Claude Code service); 2 the command line was wrong (an unknown option, a bad value) or an input
+named on it is missing, cannot be read or is not what it should be. Every command takes --json.
 Colour only when the output is a terminal, never with NO_COLOR set. pi's directories are found
 like pi finds them: PI_CODING_AGENT_DIR, PI_CODING_AGENT_SESSION_DIR, sessionDir in settings.json.`;
 
@@ -164,9 +165,9 @@ ${FOOTER}`,
       "after",
       `
 Reads pi sessions, OpenCode sessions (an export file, or --opencode) and Claude Code transcripts
-(a .jsonl file, or --claude). Exits 1 when the store has a problem (printed with its fix); 2 when
-the session file cannot be read or is none of those, or when no session of the project is found
-(the message says where it looked; pass --cwd DIR or a session file). For OpenCode the store is
+(a .jsonl file, or --claude). Exits 0 when no session of the project is found (the message says
+where it looked; pass --cwd DIR or a session file); 1 when the store has a problem (printed with
+its fix); 2 when the session file cannot be read or is none of those. For OpenCode the store is
 <project>/.opencode/readcache, for Claude Code <project>/.claude/readcache; the next reads are
 what that host would answer.
 
@@ -325,8 +326,9 @@ The replay of pi sessions without readcache needs pi: it runs in a child process
 suite's config, and its first run fetches pi from npm. Reads it cannot judge are counted apart,
 with the reason, and left out of both sides.
 
-Exits 1 when no session file is found, or when a file or directory found in a directory cannot
-be read (each is printed with its fix; the others are counted); 2 when a file or directory named
+Exits 0 when no session file is found (said in words, with what to pass); 1 when a file or
+directory found in a directory cannot be read (each is printed with its fix; the others are
+counted); 2 when a file or directory named
 on the command line is missing or cannot be read, or a file named on it is neither a pi session
 file nor an OpenCode export, as for readcache status. Files found in a directory that are not pi
 sessions are skipped; .json files found in one count only when they are OpenCode exports.
@@ -367,6 +369,7 @@ ${FOOTER}`,
       `
 Examples:
   $ readcache claude install       add its hooks to ~/.claude/settings.json (CLAUDE_CONFIG_DIR)
+  $ readcache claude status        is it installed and running, and is anything wrong
   $ readcache claude uninstall     remove them again
   $ readcache claude serve         run the service in the foreground (install starts it for you)`,
     );
@@ -412,18 +415,38 @@ Examples:
         json: o.json === true,
       });
     });
+  claude.command("status")
+    .description(
+      "The Claude Code service as installed, read-only: its hooks in the settings, the files " +
+        "they run, its private directory, whether it runs (what `doctor --claude` checks).",
+    )
+    .option("--json", "print JSON")
+    .addHelpText(
+      "after",
+      `
+Exits 1 when it finds a problem (each printed with its fix), else 0 (not installed included).
+
+Examples:
+  $ readcache claude status
+  $ readcache claude status --json`,
+    )
+    .action(async (o: Record<string, unknown>) => {
+      code = await claudeStatusCommand({ json: o.json === true });
+    });
   claude.command("serve")
     .description("Run the service the hooks reach (what the SessionStart hook starts).")
     .option("--detach", "start it in the background unless it is already up, then return")
+    .option("--json", "say where it serves as JSON (a line on stdout once it answers)")
     .addHelpText(
       "after",
       `
 Examples:
   $ readcache claude serve             in the foreground, until stopped
-  $ readcache claude serve --detach    in the background, unless one runs already`,
+  $ readcache claude serve --detach    in the background, unless one runs already
+  $ readcache claude serve --json      in the foreground; {"socket": ..., "pid": ...} once it answers`,
     )
     .action(async (o: Record<string, unknown>) => {
-      code = await claudeServe({ detach: o.detach === true });
+      code = await claudeServe({ detach: o.detach === true, json: o.json === true });
     });
 
   try {
@@ -442,7 +465,9 @@ Examples:
         : EXIT_USAGE;
     }
     if (e instanceof CliError) {
-      console.error(`readcache: ${e.message}`);
+      // nothing found is an answer (stdout, exit 0); anything else goes to stderr
+      if (e.exitCode === EXIT_OK) console.log(`readcache: ${e.message}`);
+      else console.error(`readcache: ${e.message}`);
       return e.exitCode;
     }
     console.error(

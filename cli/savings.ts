@@ -52,6 +52,7 @@ import {
   EXIT_OK,
   EXIT_PROBLEM,
   EXIT_USAGE,
+  NothingFound,
   plural,
   printJson,
   Progress,
@@ -841,10 +842,9 @@ export async function savingsCommand(paths: string[], options: SavingsOptions): 
       await Deno.stat(projects);
       roots.push(projects);
     } catch {
-      throw new CliError(
+      throw new NothingFound(
         `No Claude Code transcripts at ${projects}: Claude Code has saved no session there. ` +
           "Set CLAUDE_CONFIG_DIR when Claude Code keeps its data elsewhere.",
-        EXIT_USAGE,
       );
     }
   }
@@ -852,11 +852,10 @@ export async function savingsCommand(paths: string[], options: SavingsOptions): 
     try {
       await Deno.stat(roots[0]);
     } catch {
-      throw new CliError(
+      throw new NothingFound(
         `No pi sessions directory at ${roots[0]}: pi has saved no session there. Pass session ` +
           "files or directories, or set PI_CODING_AGENT_DIR (or PI_CODING_AGENT_SESSION_DIR) " +
           "when pi keeps its data elsewhere.",
-        EXIT_USAGE,
       );
     }
   }
@@ -930,7 +929,8 @@ export async function savingsCommand(paths: string[], options: SavingsOptions): 
   );
   const totals = totalsOf(sessions);
   const top = topFiles(sessions, options.top);
-  const code = sessions.length === 0 ? EXIT_USAGE : problems.length > 0 ? EXIT_PROBLEM : EXIT_OK;
+  // no session found is an answer (said in words): only problems found make the exit code 1
+  const code = problems.length > 0 ? EXIT_PROBLEM : EXIT_OK;
   if (options.html !== undefined) {
     try {
       await Deno.writeTextFile(options.html, savingsHtml(sessions, totals, top));

@@ -49,6 +49,7 @@ import {
   EXIT_PROBLEM,
   EXIT_USAGE,
   messageOf,
+  NothingFound,
   printJson,
   stdoutStyle,
 } from "./support/output.ts";
@@ -121,10 +122,9 @@ async function claudeTranscriptPath(id: string | undefined, cwd: string): Promis
     // no directory: said below
   }
   if (newest === undefined) {
-    throw new CliError(
+    throw new NothingFound(
       `No Claude Code session of ${cwd} in ${dir}. Pass the project with --cwd DIR, or a ` +
         "transcript file.",
-      EXIT_USAGE,
     );
   }
   return newest.path;

@@ -31,7 +31,7 @@ import {
   openCodeSessionFromRows,
   type OpenCodeSessionInfoLike,
 } from "../../src/adapters/opencode/export_file.ts";
-import { CliError, EXIT_PROBLEM, EXIT_USAGE, messageOf } from "./output.ts";
+import { CliError, EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, messageOf } from "./output.ts";
 import type { OpenCodeSessionFile } from "./sessions.ts";
 import { shellQuote } from "./store_scan.ts";
 
@@ -200,6 +200,8 @@ export class OpenCodeDatabase {
             "`opencode export <sessionID> > session.json`."
           : `Cannot use the OpenCode database ${path}: ${messageOf(e)}. Pass a file written by ` +
             "`opencode export <sessionID> > session.json` instead.",
+        // no database: OpenCode has kept nothing here yet (nothing found, exit 0)
+        missing ? EXIT_OK : EXIT_USAGE,
       );
     }
     let wal = 0;
@@ -371,6 +373,7 @@ export async function openCodeSessionFromStorage(
               : ` (OpenCode's newest session is of ${other.directory}: readcache status ` +
                 `--opencode --cwd ${shellQuote(other.directory)})`) +
             ", or pass a session id, or a file written by `opencode export <sessionID>`.",
+          EXIT_OK, // nothing found: an answer, not a usage error
         );
       }
       sid = mine[0].id;

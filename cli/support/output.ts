@@ -38,6 +38,26 @@ export class CliError extends Error {
 }
 
 /**
+ * The command did its job and found nothing to report on (no session of the
+ * project, no agent data yet): exit code 0, the words on stdout, what to pass
+ * to look elsewhere (the CLI's convention: 0 done, nothing found included; 1
+ * problems it reports; 2 usage errors and unreadable inputs).
+ *
+ * @example
+ * ```ts
+ * import { NothingFound } from "./output.ts";
+ * new NothingFound("No pi session of /w in /s.").exitCode; // 0
+ * ```
+ */
+export class NothingFound extends CliError {
+  /** A "nothing found" with this message. */
+  constructor(message: string) {
+    super(message, EXIT_OK);
+    this.name = "NothingFound";
+  }
+}
+
+/**
  * True when colour may be used on a stream: it is a terminal and `NO_COLOR`
  * is not set to a non-empty value (https://no-color.org).
  *

@@ -23,7 +23,7 @@ import {
 } from "../../src/adapters/opencode/export_file.ts";
 import { parseSessionJsonl, type PiEntryLike } from "../../src/adapters/pi/branch.ts";
 import { HASH_PATTERN } from "../../src/core/hash.ts";
-import { CliError, EXIT_USAGE, messageOf, plural } from "./output.ts";
+import { CliError, EXIT_USAGE, messageOf, NothingFound, plural } from "./output.ts";
 import { shellQuote } from "./store_scan.ts";
 
 /**
@@ -574,11 +574,10 @@ export async function latestSession(cwd: string, override?: string): Promise<str
   const hint = other === undefined
     ? ""
     : ` (pi's newest session is of ${other}: readcache status --cwd ${shellQuote(other)})`;
-  throw new CliError(
+  throw new NothingFound(
     `No pi session of ${cwd} in ${dir}. Run readcache in the project directory pi ran in, ` +
       `or pass that directory with --cwd DIR${hint}, or pass --sessions DIR when pi keeps its ` +
       "sessions elsewhere, or pass a session file.",
-    EXIT_USAGE,
   );
 }
 
