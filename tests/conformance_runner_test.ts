@@ -93,12 +93,19 @@ interface Run {
  * `printed` (when given) is a file the script can `cat` as its answer.
  */
 async function conformance(
-  opts: { port?: string; printed?: string; layer?: boolean; extra?: string[] },
+  opts: {
+    port?: string;
+    printed?: string;
+    layer?: boolean;
+    extra?: string[];
+    vector?: { id: string };
+  },
 ): Promise<Run> {
   const dir = mkdtempSync(join(tmpdir(), "readcache-runner-"));
   try {
-    const vector = join(dir, opts.layer ? "layer.json" : `${ID}.json`);
-    writeFileSync(vector, JSON.stringify(opts.layer ? LAYER_VECTOR : VECTOR, null, 2));
+    const given = opts.vector ?? (opts.layer ? LAYER_VECTOR : VECTOR);
+    const vector = join(dir, opts.layer ? "layer.json" : `${opts.vector?.id ?? ID}.json`);
+    writeFileSync(vector, JSON.stringify(given, null, 2));
     const args = ["run", "-A", runner, vector, ...(opts.extra ?? [])];
     if (opts.port !== undefined) {
       if (opts.printed !== undefined) writeFileSync(join(dir, "answer.json"), opts.printed);
@@ -383,4 +390,34 @@ Deno.test("--help prints the usage and the port contract, and exits 0", async ()
   const text = new TextDecoder().decode(out.stdout);
   assert.match(text, /^usage: deno task conformance/);
   assert.match(text, /without its expectations/);
+});
+
+Deno.test("a correct alternative diff from what the model wrote with writeTool passes", async () => {
+  // the model wrote `before` (writeTool); another process changed line 10: the diff's base is
+  // what the model wrote, which the vector's files never held
+  const first = before.map((l, i) => (i === 0 ? "line one, before the model wrote" : l));
+  const vector = {
+    ...VECTOR,
+    id: "runner-diff-after-write-tool",
+    files: { "a.txt": text(first) },
+    steps: [
+      { op: "read", path: "a.txt", expect: { mode: "full" } },
+      { op: "writeTool", path: "a.txt", content: text(before) },
+      { op: "write", path: "a.txt", content: text(after) },
+      { op: "read", path: "a.txt", expect: { mode: "diff", text: REFERENCE_DIFF } },
+    ],
+  };
+  const printed = JSON.stringify({
+    id: vector.id,
+    results: [
+      { step: 0, mode: "full", text: text(first), scope: "full" },
+      { step: 3, mode: "diff", text: alternativeDiff(), scope: "full" },
+    ],
+  });
+  const run = await conformance({ port: PRINT_ANSWER, printed, vector });
+  assert.equal(run.code, 0, run.lines.join("\n"));
+  assert.ok(
+    run.lines.includes("1 scenarios passed with an alternative diff:"),
+    run.lines.join("\n"),
+  );
 });

@@ -2,7 +2,9 @@
  * Compares a port's output for a scenario vector with the vector's
  * expectations. A diff that differs from the reference text is still accepted
  * (and reported separately) as an alternative diff when its patch applies
- * cleanly to an earlier content of the file and yields the current content,
+ * cleanly to an earlier content of the file and yields the current content
+ * (an earlier content: the vector's file, what a `write` step put there, what
+ * the model wrote with `writeTool` or made with a successful `editTool`),
  * AND its first line is `[readcache: <n> lines changed of <totalLines>]` with
  * `n` the added plus removed lines of its own hunks and `totalLines` the
  * current file's line count (`text.split("\n").length`), AND its `--- a/` and
@@ -15,7 +17,8 @@
 import { posix } from "node:path";
 import { applyPatch, parsePatch, type StructuredPatch } from "diff";
 import { resolveReadTarget } from "../core/range.ts";
-import type { ScenarioOutput, StepResult } from "./session_simulator.ts";
+import { applyPiEdit, editCallArgs } from "../core/edit.ts";
+import { editArgsOf, type ScenarioOutput, type StepResult } from "./session_simulator.ts";
 import type { Scenario, ScenarioStep } from "./vector_schema.ts";
 
 /** Outcome of one scenario. */
@@ -69,12 +72,25 @@ function realKey(tree: VirtualTree, abs: string): string {
   return out;
 }
 
+/** A new content of the file at `key`: its current one, and one more earlier content. */
+function setContent(tree: VirtualTree, key: string, c: string): void {
+  tree.versions.set(key, [...(tree.versions.get(key) ?? []), c]);
+  tree.current.set(key, c);
+}
+
 function applyFileStep(tree: VirtualTree, step: ScenarioStep): void {
-  if (step.op === "write") {
+  if (step.op === "write" || step.op === "writeTool") {
+    // what another process wrote, or what the model wrote with its write tool: a content the
+    // file has had (an alternative diff may start from it)
+    setContent(tree, realKey(tree, fileKey(step.path)), decode(step.content));
+  } else if (step.op === "editTool") {
+    // the model's edit, applied as pi applies it (a failed edit changes nothing)
     const key = realKey(tree, fileKey(step.path));
-    const c = decode(step.content);
-    tree.versions.set(key, [...(tree.versions.get(key) ?? []), c]);
-    tree.current.set(key, c);
+    const now = tree.current.get(key);
+    const edits = editCallArgs(editArgsOf(step))?.edits;
+    if (now === undefined || edits === undefined) return;
+    const r = applyPiEdit(now, edits, step.path);
+    if (r.ok) setContent(tree, key, r.text);
   } else if (step.op === "remove") {
     const link = fileKey(step.path);
     if (!tree.links.delete(link)) tree.current.delete(realKey(tree, link));
