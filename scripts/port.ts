@@ -5,6 +5,7 @@ import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { type LayerInput, runLayerCase } from "../src/conformance/layer_port.ts";
 import { runScenario } from "../src/conformance/session_simulator.ts";
+import { portMain } from "./port_main.ts";
 import {
   PathInputSchema,
   RangeInputSchema,
@@ -13,21 +14,40 @@ import {
   TrustInputSchema,
 } from "../src/conformance/vector_schema.ts";
 
-const HELP = `deno task port: the reference port (SPEC §10). It reads ONE vector's input as JSON on
-stdin (a scenario, or one layer case tagged with "layer") and prints ONE JSON result on stdout.
-The conformance runner starts it once per vector:
+const HELP = `deno task port: the reference port (SPEC §10), with the command line every port of
+this repository shares (port:pi, port:opencode, port:claude-code):
 
-  deno task conformance --cmd "deno task port"
+  deno task port --stdin                 ONE vector's input as JSON on stdin (a scenario, or one
+                                         layer case tagged with "layer"), ONE JSON result on stdout
+  deno task port [vectors/scenario | <file.json> ...]
+                                         runs scenario vectors through it: FAIL lines, then
+                                         \`N passed, N failed\`
+
+Without arguments and with input on stdin it is --stdin. The conformance runner starts it once per
+vector:
+
+  deno task conformance --cmd "deno task port --stdin"
 
 A port of your own is any command that does the same (README, "Port it").`;
 
+const args = Deno.args.filter((a) => a !== "--stdin");
 if (Deno.args.includes("--help") || Deno.args.includes("-h")) {
   console.log(HELP);
   Deno.exit(0);
 }
-if (Deno.args.length > 0) {
-  console.error(`deno task port: unknown argument ${Deno.args[0]}\n\n${HELP}`);
+const unknown = args.find((a) => a.startsWith("-"));
+if (unknown !== undefined) {
+  console.error(`deno task port: unknown option ${unknown}\n\n${HELP}`);
   Deno.exit(2);
+}
+if (args.length > 0) {
+  // vector files or directories: the shared command line runs them through the reference
+  await portMain(args, {
+    tempPrefix: "readcache-port-",
+    run: (v, cwd) => runScenario(v, cwd, homedir()),
+    label: "port: the reference (scripts/port.ts)",
+    usage: HELP,
+  });
 }
 if (Deno.stdin.isTerminal()) {
   console.error(`deno task port: give it a vector's input as JSON on stdin\n\n${HELP}`);

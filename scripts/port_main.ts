@@ -1,5 +1,7 @@
-// The command line the host ports share (scripts/pi/port_pi.ts, scripts/opencode/port_opencode.ts):
-// `--stdin` is the port contract (ONE scenario input on stdin, ONE result object on stdout);
+// The command line every port shares (scripts/port.ts, scripts/pi/port_pi.ts,
+// scripts/opencode/port_opencode.ts, scripts/claude/port_claude.ts): `--stdin` is the port contract
+// (ONE scenario input on stdin, ONE result object on stdout: the results, or the first step the
+// port cannot run with its reason, `{"id", "notApplicable": {"step", "reason"}}`, SPEC §10);
 // otherwise the scenario vectors given (default: vectors/scenario) run through the port, with FAIL
 // lines and a last line `N passed, N failed` (and `, N not applicable` for a port that says which
 // vectors do not apply to it). Each vector runs in a fresh temporary directory.
@@ -62,14 +64,53 @@ export async function portMain(args: string[], port: PortMain): Promise<never> {
 
   if (stdinAt >= 0) {
     // a port is given the vector's inputs only (SPEC §10)
-    const parsed = ScenarioInputSchema.safeParse(
-      JSON.parse(await new Response(Deno.stdin.readable).text()),
-    );
+    let raw: unknown;
+    try {
+      raw = JSON.parse(await new Response(Deno.stdin.readable).text());
+    } catch (e) {
+      console.error(`stdin is not one JSON value (${(e as Error).message})`);
+      Deno.exit(2);
+    }
+    const parsed = ScenarioInputSchema.safeParse(raw);
     if (!parsed.success) {
       console.error(`invalid scenario input: ${parsed.error.message}`);
       Deno.exit(2);
     }
-    console.log(JSON.stringify(await runInTemp(parsed.data)));
+    const input = parsed.data;
+    // a step the port cannot run: said as the contract says, the first one with its reason
+    const notApplicable = (step: number, reason: string) => {
+      console.log(JSON.stringify({ id: input.id, notApplicable: { step, reason } }));
+      Deno.exit(0);
+    };
+    // the rule sees the steps only: a port never sees the expected answers
+    let prepared: ReturnType<NonNullable<PortMain["prepare"]>> | undefined;
+    try {
+      prepared = port.prepare?.({
+        ...input,
+        title: input.id,
+        refs: [],
+        steps: input.steps.map((st) => st.op === "read" ? { ...st, expect: {} } : st),
+      } as unknown as Scenario);
+    } catch {
+      prepared = undefined; // a rule that needs the answers: the run itself says
+    }
+    if (prepared !== undefined && "reasons" in prepared) {
+      const first = Object.entries(prepared.reasons)
+        .flatMap(([why, steps]) => steps.map((step) => ({ step, why })))
+        .sort((a, b) => a.step - b.step)[0];
+      if (first !== undefined) {
+        notApplicable(first.step, port.reasonText?.(first.why) ?? first.why);
+      }
+    }
+    try {
+      console.log(JSON.stringify(await runInTemp(input)));
+    } catch (e) {
+      const step = (e as { index?: unknown }).index;
+      const why = (e as { why?: unknown }).why;
+      if (typeof step === "number" && typeof why === "string") notApplicable(step, why);
+      console.error(`the port failed: ${e instanceof Error ? e.message : String(e)}`);
+      Deno.exit(1);
+    }
     Deno.exit(0);
   }
 

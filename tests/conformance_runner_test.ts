@@ -421,3 +421,21 @@ Deno.test("a correct alternative diff from what the model wrote with writeTool p
     run.lines.join("\n"),
   );
 });
+
+Deno.test("a port that cannot run a scenario says so (notApplicable): counted apart, not failed", async () => {
+  const printed = JSON.stringify({
+    id: ID,
+    notApplicable: { step: 1, reason: "no write of another process in this host" },
+  });
+  const run = await conformance({ port: PRINT_ANSWER, printed });
+  assert.equal(run.code, 0, run.lines.join("\n"));
+  assert.ok(run.lines.includes("1 scenarios not applicable to the port:"), run.lines.join("\n"));
+  assert.ok(run.lines.includes(`  ${ID} (step 1): no write of another process in this host`));
+  assert.equal(run.summary, "0 passed, 0 failed, 1 not applicable");
+  // a step the vector does not have is no answer
+  const wrong = await conformance({
+    port: PRINT_ANSWER,
+    printed: JSON.stringify({ id: ID, notApplicable: { step: 9, reason: "x" } }),
+  });
+  assert.equal(wrong.summary, "0 passed, 1 failed");
+});

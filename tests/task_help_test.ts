@@ -40,8 +40,31 @@ for (
 Deno.test("deno task port --help explains the reference port; a bad stdin is a usage error", async () => {
   const help = await task(["port", "--help"]);
   assert.equal(help.code, 0, help.out);
-  assert.match(help.out, /reads ONE vector's input as JSON on\s+stdin/);
+  assert.match(help.out, /--stdin\s+ONE vector's input as JSON on stdin/);
   const bad = await task(["port"], "nope");
   assert.equal(bad.code, 2, bad.out);
   assert.match(bad.out, /stdin is not one JSON value/);
+  const badFlag = await task(["port", "--stdin"], "nope");
+  assert.equal(badFlag.code, 2, "the same flags as every port: --stdin is the contract");
+  assert.match(badFlag.out, /stdin is not one JSON value/);
+});
+
+Deno.test("every port takes --stdin; a scenario it cannot run is a structured notApplicable", async () => {
+  const input = JSON.stringify({
+    id: "refresh-only",
+    files: { "a.txt": "a\n" },
+    steps: [{ op: "read", path: "a.txt" }, { op: "invalidate", path: "a.txt" }, {
+      op: "read",
+      path: "a.txt",
+    }],
+  });
+  const reference = await task(["port", "--stdin"], input);
+  assert.equal(reference.code, 0, reference.out);
+  assert.match(reference.out, /"results":\[/);
+  const claude = await task(["port:claude-code", "--stdin"], input);
+  assert.equal(claude.code, 0, claude.out);
+  assert.match(
+    claude.out,
+    /\{"id":"refresh-only","notApplicable":\{"step":1,"reason":"[^"]*refresh[^"]*"\}\}/,
+  );
 });

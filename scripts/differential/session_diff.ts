@@ -116,6 +116,16 @@ export async function diffSession(
   const ran = await running;
   const out = ran.ok ? parseScenarioPortOutput(ran.value, input.id) : ran;
   if (!out.ok) return { kind: "port-failed", reads, reason: out.reason, vector };
+  if ("notApplicable" in out.value) {
+    // a random session with a step this port cannot run: nothing to compare
+    const { step, reason } = out.value.notApplicable;
+    return {
+      kind: "port-failed",
+      reads,
+      reason: `not applicable at step ${step}: ${reason}`,
+      vector,
+    };
+  }
   const verdict = compareScenario(vector, out.value);
   if (verdict.problems.length === 0) {
     return { kind: "same", reads, alternativeDiffs: verdict.alternativeDiffs };

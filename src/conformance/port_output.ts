@@ -72,10 +72,43 @@ const StepResultSchema: z.ZodType<StepResult> = z.union([
  * What a port prints for a scenario vector: `{"id": "<id>", "results": [...]}`,
  * one result per `read` step.
  */
-const ScenarioPortOutputSchema: z.ZodType<ScenarioOutput> = z.object({
+const ScenarioResultsSchema: z.ZodType<ScenarioOutput> = z.object({
   id: z.string({ error: must("a string") }),
   results: z.array(StepResultSchema, { error: must("an array of step results") }),
 });
+
+/**
+ * What a port prints for a scenario vector it cannot run (SPEC §10): the
+ * first step it cannot run and why, `{"id", "notApplicable": {"step", "reason"}}`
+ * (a host port whose agent has no such tool or event). The runner counts it
+ * apart, neither passed nor failed.
+ *
+ * @example
+ * ```ts
+ * import type { ScenarioNotApplicable } from "./port_output.ts";
+ * const out: ScenarioNotApplicable = { id: "refresh-only", notApplicable: { step: 1, reason: "refresh" } };
+ * ```
+ */
+export interface ScenarioNotApplicable {
+  /** The vector's id. */
+  id: string;
+  /** The first step the port cannot run, and why (one line). */
+  notApplicable: { step: number; reason: string };
+}
+
+const ScenarioNotApplicableSchema: z.ZodType<ScenarioNotApplicable> = z.object({
+  id: z.string({ error: must("a string") }),
+  notApplicable: z.object({
+    step: stepIndex,
+    reason: z.string({ error: must("a string") }).min(1, { error: must("a reason") }),
+  }, { error: must('an object {"step", "reason"}') }),
+});
+
+/** Everything a port may print for a scenario: its results, or the step it cannot run. */
+const ScenarioPortOutputSchema: z.ZodType<ScenarioOutput | ScenarioNotApplicable> = z.union([
+  ScenarioResultsSchema,
+  ScenarioNotApplicableSchema,
+]);
 
 /**
  * What a port prints for a layer case: `{"id", "output": {...}}`,
@@ -120,8 +153,11 @@ export type LayerPortOutput = LayerResult | { id: string; unsupported: true };
  * PortOutputSchema.safeParse({ id: "x", results: [] }).success; // true
  * ```
  */
-export const PortOutputSchema: z.ZodType<ScenarioOutput | LayerPortOutput> = z.union([
-  ScenarioPortOutputSchema,
+export const PortOutputSchema: z.ZodType<
+  ScenarioOutput | ScenarioNotApplicable | LayerPortOutput
+> = z.union([
+  ScenarioResultsSchema,
+  ScenarioNotApplicableSchema,
   LayerPortOutputSchema,
 ]);
 
@@ -231,10 +267,13 @@ function checked<T>(
 export function parseScenarioPortOutput(
   value: Record<string, unknown>,
   expectedId: string,
-): PortCheck<ScenarioOutput> {
+): PortCheck<ScenarioOutput | ScenarioNotApplicable> {
   const wrong = wrongId(value, expectedId);
   if (wrong) return { ok: false, reason: wrong };
-  return checked(ScenarioPortOutputSchema, value, (input) => {
+  if ("notApplicable" in value && !("results" in value)) {
+    return checked(ScenarioNotApplicableSchema, value, () => 0);
+  }
+  return checked(ScenarioResultsSchema, value, (input) => {
     if (input === null || typeof input !== "object" || Array.isArray(input)) {
       return `must be a step result object, got ${describe(input)}`;
     }

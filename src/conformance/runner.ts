@@ -87,6 +87,11 @@ export interface ConformanceReport {
   failures: { id: string; file: string; problems: string[] }[];
   /** Scenarios that passed with a diff of another algorithm, with the steps. */
   alternativeDiffs: { id: string; steps: number[] }[];
+  /**
+   * Scenarios the port said it cannot run (SPEC §10: `notApplicable`), each with the first step
+   * it cannot run and why; neither passed nor failed.
+   */
+  notApplicable?: { id: string; step: number; reason: string }[];
 }
 
 /** Thrown for bad arguments (exit 2). */
@@ -257,6 +262,17 @@ export async function runConformance(options: {
         fail(v.id, f.rel, [out.reason]);
         continue;
       }
+      if ("notApplicable" in out.value) {
+        const { step, reason } = out.value.notApplicable;
+        if (step >= v.steps.length) {
+          fail(v.id, f.rel, [
+            `not applicable at step ${step}, but the vector has ${v.steps.length}`,
+          ]);
+          continue;
+        }
+        (report.notApplicable ??= []).push({ id: v.id, step, reason });
+        continue;
+      }
       const verdict = compareScenario(v, out.value);
       if (verdict.problems.length > 0) {
         fail(v.id, f.rel, verdict.problems);
@@ -294,7 +310,15 @@ function formatReport(r: ConformanceReport): string {
     for (const a of r.alternativeDiffs) out.push(`  ${a.id} (steps ${a.steps.join(", ")})`);
   }
   if (r.unsupported > 0) out.push(`${r.unsupported} layer cases not supported by the port`);
-  out.push(`${r.passed} passed, ${r.failed} failed`);
+  const na = r.notApplicable ?? [];
+  if (na.length > 0) {
+    out.push(`${na.length} scenarios not applicable to the port:`);
+    for (const n of na) out.push(`  ${n.id} (step ${n.step}): ${n.reason}`);
+  }
+  out.push(
+    `${r.passed} passed, ${r.failed} failed` +
+      (na.length > 0 ? `, ${na.length} not applicable` : ""),
+  );
   return out.join("\n");
 }
 
