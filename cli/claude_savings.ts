@@ -30,7 +30,7 @@ import { MemoryObjectStore } from "../src/core/object_store.ts";
 import { isAnchorMode, parseReadCacheMeta, type ReadCacheMetaV1 } from "../src/core/meta.ts";
 import { countLines } from "../src/core/range.ts";
 import { PlainReadEstimate } from "../src/core/status.ts";
-import { emptySessionSavings, readCounter, type SessionSavings } from "./savings.ts";
+import { emptySessionSavings, readCounter, type SessionSavings } from "./savings_figures.ts";
 import type { ClaudeSessionFile } from "./support/sessions.ts";
 
 const encoder = new TextEncoder();

@@ -23,7 +23,7 @@
 import { openCodeReadCall, openCodeWriteProof } from "../src/adapters/opencode/calls.ts";
 import { parseReadCacheMeta } from "../src/core/meta.ts";
 import { PlainReadEstimate } from "../src/core/status.ts";
-import { emptySessionSavings, readCounter, type SessionSavings } from "./savings.ts";
+import { emptySessionSavings, readCounter, type SessionSavings } from "./savings_figures.ts";
 import type { OpenCodeSessionFile } from "./support/sessions.ts";
 
 const encoder = new TextEncoder();

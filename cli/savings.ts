@@ -30,22 +30,44 @@ import { type PiEntryLike, piEntryToReplay, readCallsOf } from "../src/adapters/
 import { renderBaselineRead } from "../src/core/baseline.ts";
 import { decidePlan, planRead } from "../src/core/decision.ts";
 import { BranchKnowledge } from "../src/core/knowledge.ts";
-import {
-  parseReadCacheMeta,
-  READ_MODES,
-  type ReadCacheMetaV1,
-  type ReadMode,
-} from "../src/core/meta.ts";
+import { parseReadCacheMeta, READ_MODES, type ReadCacheMetaV1 } from "../src/core/meta.ts";
 import type { ReplayEntry } from "../src/core/replay.ts";
-import {
-  BYTES_PER_TOKEN,
-  bytesInWords,
-  MODE_WORDS,
-  PlainReadEstimate,
-  type TextStyle,
-} from "../src/core/status.ts";
+import { bytesInWords, MODE_WORDS, PlainReadEstimate, type TextStyle } from "../src/core/status.ts";
 import { locateRead, resolveCall, resolveWriteCall } from "../src/shell/read_service.ts";
 import { savingsHtml } from "./savings_html.ts";
+import {
+  emptySessionSavings,
+  type FileSavings,
+  hostWords,
+  lessWords,
+  notJudgedWords,
+  piSessionHead,
+  readCounter,
+  type SavingsTotals,
+  sessionLabel,
+  type SessionSavings,
+  shareOfPi,
+  tilde,
+  topFiles,
+  totalsOf,
+} from "./savings_figures.ts";
+
+export {
+  emptySessionSavings,
+  type FileSavings,
+  hostWords,
+  lessWords,
+  notJudgedWords,
+  piSessionHead,
+  readCounter,
+  type SavingsTotals,
+  sessionLabel,
+  type SessionSavings,
+  shareOfPi,
+  tilde,
+  topFiles,
+  totalsOf,
+};
 import {
   CliError,
   colorAllowed,
@@ -73,12 +95,7 @@ import {
   SessionFileError,
 } from "./support/sessions.ts";
 import { shellQuote } from "./support/store_scan.ts";
-import {
-  NOT_JUDGED,
-  type NotJudgedReason,
-  replayThroughPi,
-  savingsFromReplay,
-} from "./savings_replay.ts";
+import { replayThroughPi, savingsFromReplay } from "./savings_replay.ts";
 
 /**
  * Options of {@linkcode savingsCommand}.
@@ -109,228 +126,11 @@ export interface SavingsOptions {
   replay?: boolean;
 }
 
-/**
- * Figures of one file (by its real path) over the sessions looked at.
- *
- * @example
- * ```ts
- * import type { FileSavings } from "./savings.ts";
- * const f: FileSavings = { path: "~/w/src/app.ts", reads: 3, repeats: 2, piBytes: 9000,
- *   readcacheBytes: 3100, wastedBytes: 5900, savedBytes: 0 };
- * ```
- */
-export interface FileSavings {
-  /** The file (under the home directory shown with `~`). */
-  path: string;
-  /** Successful reads of it. */
-  reads: number;
-  /** Reads after the first one in the same session. */
-  repeats: number;
-  /** What pi sent, or would have sent, for them. */
-  piBytes: number;
-  /** What the read cache sent, or would have sent. */
-  readcacheBytes: number;
-  /** In sessions without the read cache: bytes it would not have sent. */
-  wastedBytes: number;
-  /** In sessions with the read cache: bytes it did not send (estimate). */
-  savedBytes: number;
-  /**
-   * Reads of it in sessions that were not judged (recorded without the read cache and not
-   * replayed): they count as sent in full on both sides, which says nothing about waste.
-   */
-  notJudgedReads?: number;
-}
-
-/**
- * Figures of one session file.
- *
- * @example
- * ```ts
- * import type { SessionSavings } from "./savings.ts";
- * ```
- */
-export interface SessionSavings {
-  /** The session file (for OpenCode's database: `<database>#<sessionID>`). */
-  file: string;
-  /** Which agent wrote it (absent: pi). */
-  host?: "pi" | "opencode" | "claude";
-  /** The session id in its header. */
-  id: string | null;
-  /** The project directory in its header. */
-  cwd: string | null;
-  /** When it started (header timestamp). */
-  started: string | null;
-  /** True when its reads were answered by the read cache. */
-  withReadcache: boolean;
-  /**
-   * True for a session without the read cache that could not be replayed (OpenCode: its read
-   * output does not show the file exactly); its reads count as sent in full on both sides.
-   */
-  notReplayed?: boolean;
-  /** Successful `read` results (every branch). */
-  reads: number;
-  /** Read results that were images (their bytes are not counted). */
-  images: number;
-  /** Bytes pi sent (without the read cache: measured) or would have sent (with it: estimate). */
-  piBytes: number;
-  /** Bytes the read cache sent (measured) or would have sent (replayed). */
-  readcacheBytes: number;
-  /** Reads by how they were (or would have been) answered; `plain` is pi's own read, not cached. */
-  byMode: Record<ReadMode | "plain", number>;
-  /** Without the read cache: reads whose file content the session does not show. */
-  unknown: { reads: number; bytes: number };
-  /** Without the read cache: answers replayed in full, and how many equal pi's own text. */
-  checked: { reads: number; matched: number };
-  /**
-   * Without the read cache, how the read cache's side was worked out: `replay`, by bench:real's
-   * replay through pi and the extension (cli/savings_replay.ts); `session`, by the read decision
-   * over the session's own read results only (when that replay cannot run or skips the session).
-   */
-  estimate?: "replay" | "session" | "transcript";
-  /** With `estimate: "session"`: why bench:real's replay was not used. */
-  replaySkipped?: string;
-  /** With `estimate: "replay"`: reads left out of both sides, by reason (`NOT_JUDGED`). */
-  notJudged?: Partial<Record<NotJudgedReason, ReadsAndBytes>>;
-  /** With `estimate: "replay"`: cached answers checked against the model's context. */
-  safety?: { checked: number; violations: number };
-  /** Per file. */
-  files: FileSavings[];
-}
-
 const encoder = new TextEncoder();
 const utf8 = (s: string) => encoder.encode(s).length;
 
-/** A count of reads and their bytes. */
-type ReadsAndBytes = { reads: number; bytes: number };
-
 function asRecord(v: unknown): Record<string, unknown> | undefined {
   return typeof v === "object" && v !== null ? v as Record<string, unknown> : undefined;
-}
-
-/**
- * A path under the home directory shown with `~`.
- *
- * @example
- * ```ts ignore
- * tilde("/home/me/w/a.ts"); // "~/w/a.ts"
- * ```
- */
-export function tilde(path: string): string {
-  const home = homedir();
-  return path === home || path.startsWith(`${home}/`) ? `~${path.slice(home.length)}` : path;
-}
-
-/**
- * The figures of one session before any read is counted: `head` names it,
- * every count is 0 and `byMode` has every mode.
- *
- * @example
- * ```ts
- * import { emptySessionSavings } from "./savings.ts";
- * const s = emptySessionSavings({ file: "s.jsonl", host: "pi", id: null, cwd: null, started: null,
- *   withReadcache: false, notReplayed: false });
- * s.byMode.plain; // 0
- * ```
- */
-export function emptySessionSavings(
-  head:
-    & Pick<
-      SessionSavings,
-      "file" | "host" | "id" | "cwd" | "started" | "withReadcache" | "notReplayed"
-    >
-    & { reads?: number },
-): SessionSavings {
-  const byMode = Object.fromEntries([...READ_MODES, "plain"].map((m) => [m, 0])) as Record<
-    ReadMode | "plain",
-    number
-  >;
-  return {
-    reads: 0,
-    ...head,
-    images: 0,
-    piBytes: 0,
-    readcacheBytes: 0,
-    byMode,
-    unknown: { reads: 0, bytes: 0 },
-    checked: { reads: 0, matched: 0 },
-    files: [],
-  };
-}
-
-/**
- * What names a pi session in its figures (file, id, project, start), from its header.
- *
- * @example
- * ```ts
- * import { piSessionHead } from "./savings.ts";
- * piSessionHead({ path: "/s.jsonl", mtimeMs: 0, bytes: 0, header: null, entries: [] }, false).cwd;
- * // null
- * ```
- */
-export function piSessionHead(
-  session: SessionFile,
-  withReadcache: boolean,
-): Parameters<typeof emptySessionSavings>[0] {
-  return {
-    file: session.path,
-    host: "pi",
-    id: session.header?.id ?? null,
-    cwd: session.header?.cwd ?? null,
-    started: session.header?.timestamp ?? null,
-    withReadcache,
-    notReplayed: false,
-  };
-}
-
-/**
- * Counts reads into a session's figures and into the row of their file:
- * `count(key, pi, rc)` adds one read of `key` for which pi sent (or would
- * have sent) `pi` bytes and the read cache `rc`; `done()` puts the rows into
- * `out.files`, in the order the files were first read.
- *
- * @example
- * ```ts
- * import { emptySessionSavings, readCounter } from "./savings.ts";
- * const out = emptySessionSavings({ file: "s.jsonl", host: "pi", id: null, cwd: null,
- *   started: null, withReadcache: true, notReplayed: false });
- * const c = readCounter(out);
- * c.count("/w/a.ts", 900, 30);
- * c.done();
- * out.files[0].savedBytes; // 870
- * ```
- */
-export function readCounter(
-  out: SessionSavings,
-): { count(key: string, pi: number, rc: number): void; done(): void } {
-  const files = new Map<string, FileSavings>();
-  return {
-    count(key, pi, rc) {
-      let f = files.get(key);
-      const first = f === undefined;
-      f ??= {
-        path: tilde(key),
-        reads: 0,
-        repeats: 0,
-        piBytes: 0,
-        readcacheBytes: 0,
-        wastedBytes: 0,
-        savedBytes: 0,
-      };
-      files.set(key, f);
-      f.reads++;
-      if (!first) f.repeats++;
-      f.piBytes += pi;
-      f.readcacheBytes += rc;
-      if (out.withReadcache) f.savedBytes += pi - rc;
-      else f.wastedBytes += pi - rc;
-      if (out.notReplayed === true) f.notJudgedReads = (f.notJudgedReads ?? 0) + 1;
-      out.piBytes += pi;
-      out.readcacheBytes += rc;
-    },
-    done() {
-      out.files = [...files.values()];
-    },
-  };
 }
 
 /** A successful `read` tool result: its text, whether it holds an image, and its details. */
@@ -646,155 +446,6 @@ async function candidates(
   return out.sort((x, y) => x.path < y.path ? -1 : x.path > y.path ? 1 : 0);
 }
 
-/**
- * Totals over the sessions looked at.
- *
- * @example
- * ```ts
- * import type { SavingsTotals } from "./savings.ts";
- * ```
- */
-export interface SavingsTotals {
-  /** Session files. */
-  sessions: number;
-  /** Of which answered by the read cache. */
-  withReadcache: number;
-  /** Successful reads. */
-  reads: number;
-  /** Bytes pi sent or would have sent. */
-  piBytes: number;
-  /** Bytes the read cache sent or would have sent. */
-  readcacheBytes: number;
-  /** `(piBytes - readcacheBytes) / 4`, rounded. */
-  estimatedTokensSaved: number;
-  /** Reads whose content is not known (sessions without the read cache). */
-  unknown: { reads: number; bytes: number };
-  /** Replayed full answers, and how many equal pi's own text. */
-  checked: { reads: number; matched: number };
-  /** Reads by how they were (or would have been) answered. */
-  byMode: Record<ReadMode | "plain", number>;
-  /** Sessions by agent. */
-  hosts: { pi: number; opencode: number; claude: number };
-  /** Sessions without the read cache that could not be replayed, and their reads and bytes. */
-  notReplayed: { sessions: number; reads: number; bytes: number };
-  /** Claude Code transcripts without the read cache: not replayed (yet). */
-  notReplayedClaude: { sessions: number; reads: number; bytes: number };
-  /** Sessions without the read cache estimated by bench:real's replay, and by their own reads. */
-  estimates: { replay: number; session: number; transcript: number };
-  /** Reads of replayed sessions left out of both sides, by reason. */
-  notJudged: Partial<Record<NotJudgedReason, ReadsAndBytes>>;
-  /** Cached answers of replayed sessions checked against the model's context. */
-  safety: { checked: number; violations: number };
-  /** Why bench:real's replay was not used for some sessions (one line per reason). */
-  replaySkipped: string[];
-}
-
-/**
- * Sums the figures of many sessions.
- *
- * @example
- * ```ts
- * import { totalsOf } from "./savings.ts";
- * totalsOf([]).reads; // 0
- * ```
- */
-export function totalsOf(sessions: readonly SessionSavings[]): SavingsTotals {
-  const byMode = Object.fromEntries([...READ_MODES, "plain"].map((m) => [m, 0])) as Record<
-    ReadMode | "plain",
-    number
-  >;
-  const t: SavingsTotals = {
-    sessions: sessions.length,
-    withReadcache: 0,
-    reads: 0,
-    piBytes: 0,
-    readcacheBytes: 0,
-    estimatedTokensSaved: 0,
-    unknown: { reads: 0, bytes: 0 },
-    checked: { reads: 0, matched: 0 },
-    byMode,
-    hosts: { pi: 0, opencode: 0, claude: 0 },
-    notReplayed: { sessions: 0, reads: 0, bytes: 0 },
-    notReplayedClaude: { sessions: 0, reads: 0, bytes: 0 },
-    estimates: { replay: 0, session: 0, transcript: 0 },
-    notJudged: {},
-    safety: { checked: 0, violations: 0 },
-    replaySkipped: [],
-  };
-  for (const s of sessions) {
-    if (s.estimate !== undefined) t.estimates[s.estimate]++;
-    if (s.replaySkipped !== undefined && !t.replaySkipped.includes(s.replaySkipped)) {
-      t.replaySkipped.push(s.replaySkipped);
-    }
-    const judged = Object.entries(s.notJudged ?? {}) as [NotJudgedReason, ReadsAndBytes][];
-    for (const [k, v] of judged) {
-      const n = t.notJudged[k] ??= { reads: 0, bytes: 0 };
-      n.reads += v.reads;
-      n.bytes += v.bytes;
-    }
-    t.safety.checked += s.safety?.checked ?? 0;
-    t.safety.violations += s.safety?.violations ?? 0;
-    if (s.withReadcache) t.withReadcache++;
-    t.hosts[s.host ?? "pi"]++;
-    if (s.notReplayed) {
-      const n = s.host === "claude" ? t.notReplayedClaude : t.notReplayed;
-      n.sessions++;
-      n.reads += s.reads;
-      n.bytes += s.piBytes;
-    }
-    t.reads += s.reads;
-    t.piBytes += s.piBytes;
-    t.readcacheBytes += s.readcacheBytes;
-    t.unknown.reads += s.unknown.reads;
-    t.unknown.bytes += s.unknown.bytes;
-    t.checked.reads += s.checked.reads;
-    t.checked.matched += s.checked.matched;
-    for (const m of Object.keys(byMode) as (ReadMode | "plain")[]) byMode[m] += s.byMode[m];
-  }
-  t.estimatedTokensSaved = Math.max(
-    0,
-    Math.round((t.piBytes - t.readcacheBytes) / BYTES_PER_TOKEN),
-  );
-  return t;
-}
-
-/**
- * The files of many sessions merged by path, sorted by wasted bytes, then
- * saved bytes, then reads; the first `top`.
- *
- * @example
- * ```ts
- * import { topFiles } from "./savings.ts";
- * topFiles([], 10); // []
- * ```
- */
-export function topFiles(sessions: readonly SessionSavings[], top: number): FileSavings[] {
-  const merged = new Map<string, FileSavings>();
-  for (const s of sessions) {
-    for (const f of s.files) {
-      const m = merged.get(f.path);
-      if (m === undefined) merged.set(f.path, { ...f });
-      else {
-        m.reads += f.reads;
-        m.repeats += f.repeats;
-        m.piBytes += f.piBytes;
-        m.readcacheBytes += f.readcacheBytes;
-        m.wastedBytes += f.wastedBytes;
-        if (f.notJudgedReads !== undefined) {
-          m.notJudgedReads = (m.notJudgedReads ?? 0) + f.notJudgedReads;
-        }
-        m.savedBytes += f.savedBytes;
-      }
-    }
-  }
-  return [...merged.values()]
-    .sort((a, b) =>
-      b.wastedBytes - a.wastedBytes || b.savedBytes - a.savedBytes || b.reads - a.reads ||
-      (a.path < b.path ? -1 : 1)
-    )
-    .slice(0, top);
-}
-
 function bar(part: number, whole: number, width: number, color: boolean): string {
   if (whole <= 0) return " ".repeat(width);
   const kept = Math.min(width, Math.round((part / whole) * width));
@@ -1086,83 +737,6 @@ export function formatSavings(r: SavingsReport, style: TextStyle, color: boolean
   return out.join("\n");
 }
 
-/**
- * The name of a session in tables and charts: the date and minute it started
- * (UTC, from its header), its project (the last part of its directory) and
- * the end of its id, like `2026-11-23 15:07 app 245b15`.
- *
- * @example
- * ```ts
- * import { sessionLabel } from "./savings.ts";
- * sessionLabel({ started: "2026-11-23T15:07:58.351Z", cwd: "/w/app", id: "01a2-ba2de1245b15" });
- * // "2026-11-23 15:07 app 245b15"
- * sessionLabel({ started: null, cwd: "/w/app", id: "ses_df456e613ffe", host: "opencode" });
- * // "app 613ffe (OpenCode)"
- * ```
- */
-export function sessionLabel(
-  s: Pick<SessionSavings, "started" | "cwd" | "id"> & { host?: SessionSavings["host"] },
-): string {
-  const when = s.started === null ? "" : `${s.started.slice(0, 16).replace("T", " ")} `;
-  const project = s.cwd === null ? "?" : s.cwd.split("/").filter((p) => p !== "").at(-1) ?? "/";
-  const id = s.id === null ? "" : ` ${s.id.slice(-6)}`;
-  const host = s.host === "opencode" ? " (OpenCode)" : s.host === "claude" ? " (Claude Code)" : "";
-  return `${when}${project.length > 20 ? `${project.slice(0, 17)}...` : project}${id}${host}`;
-}
-
-/**
- * What the read cache sent as a share of what pi sent (`served`, in whole
- * percent) and what it saved (`saved`, `100 - served`; negative when it sent
- * more); `undefined` when pi sent nothing.
- *
- * @example
- * ```ts
- * import { shareOfPi } from "./savings.ts";
- * shareOfPi({ piBytes: 200, readcacheBytes: 50 }); // { served: 25, saved: 75 }
- * ```
- */
-export function shareOfPi(
-  s: Pick<SessionSavings, "piBytes" | "readcacheBytes">,
-): { served: number; saved: number } | undefined {
-  if (s.piBytes <= 0) return undefined;
-  const served = Math.round((s.readcacheBytes / s.piBytes) * 100);
-  return { served, saved: 100 - served };
-}
-
-/**
- * A saving in percent, in words: `47% less`, or `5% more` when the read
- * cache sent more than pi.
- *
- * @example
- * ```ts
- * import { lessWords } from "./savings.ts";
- * lessWords(47); // "47% less"
- * ```
- */
-export function lessWords(saved: number): string {
-  return saved >= 0 ? `${saved}% less` : `${-saved}% more`;
-}
-
-/**
- * How the agents of a set of sessions are named in the savings report: `pi`,
- * `OpenCode`, or `pi or OpenCode`.
- *
- * @example
- * ```ts
- * import { hostWords, totalsOf } from "./savings.ts";
- * hostWords(totalsOf([])); // "pi"
- * ```
- */
-export function hostWords(totals: Pick<SavingsTotals, "hosts">): string {
-  const { pi, opencode, claude } = totals.hosts;
-  const names = [
-    ...(pi > 0 ? ["pi"] : []),
-    ...(opencode > 0 ? ["OpenCode"] : []),
-    ...(claude > 0 ? ["Claude Code"] : []),
-  ];
-  return names.length === 0 ? "pi" : names.join(" or ");
-}
-
 function sessionTable(
   sessions: readonly SessionSavings[],
   color: boolean,
@@ -1318,25 +892,6 @@ function totalLines(totals: SavingsTotals, style: TextStyle): string[] {
     );
   }
   return out;
-}
-
-/**
- * The reads of replayed sessions left out of both sides, with the reasons, in words; `undefined`
- * when there are none.
- *
- * @example
- * ```ts
- * import { notJudgedWords, totalsOf } from "./savings.ts";
- * notJudgedWords(totalsOf([])); // undefined
- * ```
- */
-export function notJudgedWords(totals: Pick<SavingsTotals, "notJudged">): string | undefined {
-  const nj = Object.entries(totals.notJudged) as [NotJudgedReason, ReadsAndBytes][];
-  if (nj.length === 0) return undefined;
-  const reads = nj.reduce((a, [, n]) => a + n.reads, 0);
-  const bytes = nj.reduce((a, [, n]) => a + n.bytes, 0);
-  return `not judged: ${plural(reads, "read")} (${bytesInWords(bytes)}), left out of both ` +
-    `sides: ${nj.map(([k, n]) => `${n.reads} ${NOT_JUDGED[k]}`).join("; ")}`;
 }
 
 function fileTable(top: readonly FileSavings[], style: TextStyle): string[] {

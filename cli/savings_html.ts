@@ -19,7 +19,7 @@ import {
   sessionLabel,
   type SessionSavings,
   shareOfPi,
-} from "./savings.ts";
+} from "./savings_figures.ts";
 
 /**
  * Escapes text for HTML and XML (element content and quoted attributes).

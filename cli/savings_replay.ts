@@ -16,7 +16,16 @@ import { existsSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { READ_MODES, type ReadMode } from "../src/core/meta.ts";
-import { emptySessionSavings, piSessionHead, readCounter, type SessionSavings } from "./savings.ts";
+import {
+  emptySessionSavings,
+  NOT_JUDGED,
+  type NotJudgedReason,
+  piSessionHead,
+  readCounter,
+  type SessionSavings,
+} from "./savings_figures.ts";
+
+export { NOT_JUDGED, type NotJudgedReason };
 import type { SessionFile } from "./support/sessions.ts";
 
 /** One read of bench:real's `--json` records (bench/pi/real_replay.ts `ReadRecord`). */
@@ -34,30 +43,6 @@ interface ReplayedRead {
 type ReplayResult =
   | { input: string; name: string; reads: ReplayedRead[]; counts: { replayFailures: number } }
   | { input: string; skipped: string };
-
-/**
- * Why a read of a replayed session is not judged (left out of both sides of the figure).
- *
- * @example
- * ```ts
- * import { NOT_JUDGED } from "./savings_replay.ts";
- * NOT_JUDGED.unapplied;
- * ```
- */
-export const NOT_JUDGED = {
-  unapplied: "came after a shell command the replay cannot apply (a formatter, git checkout, " +
-    "sed -i) where the model held lines of the file: what the cache would have held then is " +
-    "not known",
-  "replay-failed": "succeeded in the session but failed in the replay (the rebuilt file is " +
-    "missing or is no file)",
-  unseen: "showed part of a file whose whole content the transcript never showed before (the " +
-    "Claude Code replay cannot rebuild it)",
-  subagent: "were a Claude Code subagent's, whose transcript keeps none of the results the " +
-    "replay rebuilds files from",
-} as const;
-
-/** A reason of {@linkcode NOT_JUDGED}. */
-export type NotJudgedReason = keyof typeof NOT_JUDGED;
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 

@@ -76,3 +76,42 @@ Deno.test("the checker can fail: a core file importing node:fs is reported", () 
   assert.ok(!ALLOWED.core.external.test(specs[0]));
   assert.equal(layerOf(relative(root, resolve(join(root, "src/core"), specs[1]))), "shell");
 });
+
+/** The relative imports of `file` (repository-relative), resolved. */
+function relativeImports(file: string): string[] {
+  return importsOf(file).filter((s) => s.startsWith(".")).map((s) =>
+    relative(root, resolve(dirname(join(root, file)), s))
+  );
+}
+
+/** The cycles among `files` (each as a list of files), by following their relative imports. */
+function importCycles(
+  files: readonly string[],
+  importsFrom: (file: string) => string[] = relativeImports,
+): string[][] {
+  const set = new Set(files);
+  const cycles: string[][] = [];
+  const visit = (f: string, path: string[]) => {
+    for (const t of importsFrom(f).filter((t) => set.has(t))) {
+      const at = path.indexOf(t);
+      if (at >= 0) cycles.push([...path.slice(at), t]);
+      else visit(t, [...path, t]);
+    }
+  };
+  for (const f of files) visit(f, [f]);
+  return cycles;
+}
+
+Deno.test("one savings pipeline: the host readers and the figures import no circle", () => {
+  const files = tsFiles("cli").filter((f) => /savings/.test(f));
+  assert.ok(files.includes("cli/savings_figures.ts"), files.join(" "));
+  assert.deepEqual(importCycles(files), []);
+  // the host-neutral figures import no host's reader
+  assert.deepEqual(relativeImports("cli/savings_figures.ts").filter((t) => /savings/.test(t)), []);
+});
+
+Deno.test("the cycle check can fail: a reader importing savings.ts back is a cycle", () => {
+  const files = ["cli/savings.ts", "cli/claude_savings.ts"];
+  const fake = (f: string) => f === files[0] ? [files[1]] : [files[0]];
+  assert.ok(importCycles(files, fake).length > 0);
+});
