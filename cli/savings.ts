@@ -78,6 +78,7 @@ import {
   plural,
   printJson,
   Progress,
+  slowStage,
   stdoutStyle,
 } from "./support/output.ts";
 import { claudeConfigDir } from "./claude.ts";
@@ -554,6 +555,11 @@ export async function savingsCommand(paths: string[], options: SavingsOptions): 
       subagentsOf.set(parent, [...subagentsOf.get(parent) ?? [], f]);
     } else parents.push(f);
   }
+  const claudeStage = slowStage(
+    `reading ${plural(parents.length, "Claude Code session")} (those recorded without readcache ` +
+      "are replayed through the Claude Code host)",
+    options.json === true || parents.length === 0,
+  );
   for (const f of parents) {
     sessions.push(
       await claudeSessionSavings(
@@ -563,7 +569,8 @@ export async function savingsCommand(paths: string[], options: SavingsOptions): 
       ),
     );
   }
-  if (options.replay !== false) await estimateByReplay(sessions, piFiles);
+  claudeStage.done();
+  if (options.replay !== false) await estimateByReplay(sessions, piFiles, options.json === true);
   else {
     for (const s of sessions) {
       if (s.estimate === "session") s.replaySkipped = "--no-replay was given";
@@ -632,16 +639,17 @@ export async function savingsCommand(paths: string[], options: SavingsOptions): 
 async function estimateByReplay(
   sessions: SessionSavings[],
   piFiles: ReadonlyMap<string, SessionFile>,
+  quiet: boolean,
 ): Promise<void> {
   const todo = new Set(sessions.filter((s) => s.estimate === "session" && piFiles.has(s.file)));
   if (todo.size === 0) return;
-  if (Deno.stderr.isTerminal()) {
-    console.error(
-      `replaying ${plural(todo.size, "session")} through pi and the extension (the replay ` +
-        "of deno task bench:real; the first run fetches pi from npm)...",
-    );
-  }
+  const stage = slowStage(
+    `replaying ${plural(todo.size, "pi session")} recorded without readcache through pi and the ` +
+      "extension (the first run fetches pi from npm, about 195 MB, once)",
+    quiet,
+  );
   const replay = await replayThroughPi([...todo].map((s) => s.file));
+  stage.done();
   for (const [i, s] of sessions.entries()) {
     if (!todo.has(s)) continue;
     if ("error" in replay) {

@@ -1983,3 +1983,24 @@ Deno.test("status of a session whose project directory is gone asks for --cwd in
     await Deno.remove(w.root, { recursive: true });
   }
 });
+
+Deno.test("a stage over a second says what it is doing, and how long it took; nothing with --json", async () => {
+  const { slowStage } = await import("../cli/support/output.ts");
+  const said: string[] = [];
+  const error = console.error;
+  console.error = (...a: unknown[]) => said.push(a.join(" "));
+  try {
+    const quick = slowStage("quick", false);
+    quick.done();
+    const slow = slowStage("replaying 2 pi sessions", false);
+    const quiet = slowStage("replaying quietly", true);
+    await new Promise((r) => setTimeout(r, 1200));
+    slow.done();
+    quiet.done();
+  } finally {
+    console.error = error;
+  }
+  assert.equal(said.length, 2, said.join("\n"));
+  assert.equal(said[0], "readcache: replaying 2 pi sessions...");
+  assert.match(said[1], /^readcache: done in 1\.\d s$/);
+});

@@ -206,3 +206,32 @@ export function progressCallback(label: string): (done: number, total: number) =
     if (done >= total) bar.done();
   };
 }
+
+/**
+ * A stage of a command that may take a while (fetching, replaying): after a
+ * second, one line on stderr saying what it is doing, and when it ends, how
+ * long it took; nothing when it ends sooner, and nothing at all when
+ * `quiet` (`--json`).
+ *
+ * @example
+ * ```ts
+ * import { slowStage } from "./output.ts";
+ * const stage = slowStage("replaying 3 sessions", true);
+ * stage.done();
+ * ```
+ */
+export function slowStage(label: string, quiet: boolean): { done(): void } {
+  const t0 = Date.now();
+  let said = false;
+  const timer = quiet ? undefined : setTimeout(() => {
+    said = true;
+    console.error(`readcache: ${label}...`);
+  }, 1000);
+  if (timer !== undefined) Deno.unrefTimer(timer);
+  return {
+    done() {
+      if (timer !== undefined) clearTimeout(timer);
+      if (said) console.error(`readcache: done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    },
+  };
+}
