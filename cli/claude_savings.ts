@@ -19,7 +19,10 @@
  * @module
  */
 import { mkdirSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { classifyShellCommand } from "../src/core/shell_view.ts";
+import { sha256Hex } from "../src/core/hash.ts";
+import { pathKeyOnDisk } from "../src/shell/read_service.ts";
 import { ClaudeCodeHost, claudeReadText } from "../src/adapters/claude/host.ts";
 import {
   claudeFileCall,
@@ -322,7 +325,8 @@ export async function replayClaudeSession(file: ClaudeSessionFile): Promise<Sess
     const fsRoot = join(root, "fs");
     const transcript = join(root, "transcript.jsonl");
     writeFileSync(transcript, "");
-    const host = new ClaudeCodeHost({ storeFor: () => new MemoryObjectStore() });
+    const store = new MemoryObjectStore();
+    const host = new ClaudeCodeHost({ storeFor: () => store });
     const uses = new Map<string, { name: string; input: Record<string, unknown> }>();
     const shownNow = new Map<string, string>(); // rebuilt file -> its text
     const session = {
@@ -340,7 +344,9 @@ export async function replayClaudeSession(file: ClaudeSessionFile): Promise<Sess
     });
     counted.estimate = "transcript";
     const counter = readCounter(counted);
-    const unseen = { reads: 0, bytes: 0 };
+    const notJudged = { unseen: { reads: 0, bytes: 0 }, unapplied: { reads: 0, bytes: 0 } };
+    /** Rebuilt files a command the replay cannot apply may have changed since. */
+    const dirty = new Set<string>();
     const hook = (event: string, id: string, extra: Record<string, unknown>) => {
       const use = uses.get(id)!;
       return host.handle({
@@ -395,6 +401,45 @@ export async function replayClaudeSession(file: ClaudeSessionFile): Promise<Sess
           Number(f.numLines),
         )
           .join("\n");
+        // a command the replay cannot apply ran since the file was rebuilt, and the read shows
+        // other text: the command may have changed it (then the host would have sent the file
+        // in full) or another process did (then a diff): not known, so not judged
+        const unapplied = dirty.has(path) &&
+          (whole ? known !== undefined && known !== body : window !== body);
+        dirty.delete(path);
+        if (unapplied) {
+          notJudged.unapplied.reads++;
+          notJudged.unapplied.bytes += readBytes;
+          counter.count(path.slice(fsRoot.length), readBytes, readBytes);
+          if (!whole) {
+            shownNow.delete(path);
+            await Deno.writeTextFile(transcript, JSON.stringify(row) + "\n", { append: true });
+            continue;
+          }
+          // whatever the host answered then (the file in full, or a diff), the model held the
+          // whole file after it: the replay goes on from that, as after a plain read
+          writeFile(path, body);
+          shownNow.set(path, body);
+          const bytes = encoder.encode(body);
+          const hash = sha256Hex(bytes);
+          await store.put(hash, bytes);
+          const totalLines = body.split("\n").length;
+          const meta = {
+            v: 1,
+            pathKey: pathKeyOnDisk(path),
+            scopeKey: "full",
+            servedHash: hash,
+            mode: "full",
+            totalLines,
+            rangeStart: 1,
+            rangeEnd: totalLines,
+            bytes: readBytes,
+          };
+          const rewritten = structuredClone(row);
+          rewritten.toolUseResult = { ...response, file: { ...f, readcache: meta } };
+          await Deno.writeTextFile(transcript, JSON.stringify(rewritten) + "\n", { append: true });
+          continue;
+        }
         if (whole) {
           writeFile(path, body);
           shownNow.set(path, body);
@@ -402,8 +447,8 @@ export async function replayClaudeSession(file: ClaudeSessionFile): Promise<Sess
           known === undefined || window !== body || known.split("\n").length !== f.totalLines
         ) {
           // a part of a file whose whole content nothing showed: it cannot be rebuilt
-          unseen.reads++;
-          unseen.bytes += readBytes;
+          notJudged.unseen.reads++;
+          notJudged.unseen.bytes += readBytes;
           counter.count(path.slice(fsRoot.length), readBytes, readBytes);
           await Deno.writeTextFile(transcript, JSON.stringify(row) + "\n", { append: true });
           continue;
@@ -412,6 +457,26 @@ export async function replayClaudeSession(file: ClaudeSessionFile): Promise<Sess
         const written = String(use.input.content ?? "");
         writeFile(path, written);
         shownNow.set(path, written);
+      } else if (use.name === "Bash") {
+        const command = classifyShellCommand(String(use.input.command ?? ""));
+        // a command the replay does not run may have changed any file rebuilt so far
+        if (!command.readOnly) { for (const p of shownNow.keys()) dirty.add(p); }
+        // what `cat F` printed is the whole file as it was then: the file is rebuilt from it
+        const view = command.view;
+        const stdout = response.stdout;
+        if (
+          command.readOnly && view?.lines.kind === "whole" && typeof stdout === "string" &&
+          stdout !== "" && response.stderr === "" && session.cwd !== ""
+        ) {
+          const at = resolve(session.cwd, view.path);
+          // only inside the rebuilt tree: a command's absolute path names this machine's files
+          if (at.startsWith(fsRoot + "/")) {
+            const text = stdout.endsWith("\n") ? stdout : `${stdout}\n`;
+            writeFile(at, text);
+            shownNow.set(at, text);
+            dirty.delete(at);
+          }
+        }
       } else if (use.name === "Edit" && path !== undefined) {
         const before = response.originalFile;
         const oldText = String(use.input.old_string ?? "");
@@ -450,7 +515,9 @@ export async function replayClaudeSession(file: ClaudeSessionFile): Promise<Sess
       );
     }
     counter.done();
-    if (unseen.reads > 0) counted.notJudged = { unseen };
+    for (const [reason, n] of Object.entries(notJudged)) {
+      if (n.reads > 0) (counted.notJudged ??= {})[reason as keyof typeof notJudged] = n;
+    }
     return counted;
   } catch {
     return out; // the estimate from the transcript alone

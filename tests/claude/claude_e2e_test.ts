@@ -458,3 +458,112 @@ Deno.test({
     }
   },
 });
+
+/** One scripted session: files, reads and re-reads, an edit, a sed, a cat, a Grep, /compact. */
+async function recordScripted(withCache: boolean) {
+  const s = await startClaudeSandbox(bin, withCache ? "readcache" : undefined);
+  const service = withCache
+    ? await startClaudeCodeService({ dir: s.serviceDir, storeFor: () => new MemoryObjectStore() })
+    : undefined;
+  try {
+    const lines = (n: number, tag: string) =>
+      Array.from({ length: n }, (_, i) => `${tag} line ${i + 1}: some code here`).join("\n") + "\n";
+    await Deno.writeTextFile(join(s.work, "a.txt"), lines(60, "a"));
+    await Deno.writeTextFile(join(s.work, "b.txt"), lines(40, "b"));
+    await Deno.writeTextFile(join(s.work, "c.txt"), lines(30, "c"));
+    const read = (f: string, extra: Record<string, unknown> = {}) => ({
+      calls: [{ name: "Read", input: { file_path: join(s.work, f), ...extra } }],
+    });
+    const edit = {
+      calls: [{
+        name: "Edit",
+        input: {
+          file_path: join(s.work, "a.txt"),
+          old_string: "a line 10: some code here",
+          new_string: "a line 10: changed",
+        },
+      }],
+    };
+    const sed = {
+      calls: [{ name: "Bash", input: { command: "sed -i 's/b line 5:/b 5:/' b.txt" } }],
+    };
+    const cat = { calls: [{ name: "Bash", input: { command: "cat c.txt" } }] };
+    const grep = {
+      calls: [{
+        name: "Grep",
+        input: { pattern: "line 2[0-9]:", output_mode: "content", "-n": true },
+      }],
+    };
+    s.api.queue.push(
+      read("a.txt"),
+      read("b.txt"),
+      read("a.txt"),
+      edit,
+      read("a.txt"),
+      sed,
+      read("b.txt"),
+      cat,
+      read("c.txt"),
+      grep,
+      read("a.txt", { offset: 20, limit: 10 }),
+      read("b.txt"),
+      { text: "done" },
+    );
+    await ok(s, ["-p", "go"]);
+    await ok(s, ["--continue", "-p", "/compact"]);
+    s.api.queue.push(read("a.txt"), read("a.txt"), { text: "done" });
+    await ok(s, ["--continue", "-p", "after"]);
+    const projects = join(s.configDir, "projects");
+    const dir = join(projects, [...Deno.readDirSync(projects)][0].name);
+    const file = [...Deno.readDirSync(dir)].find((f) => f.name.endsWith(".jsonl"))!.name;
+    const transcript = await Deno.makeTempFile({ suffix: ".jsonl" });
+    await Deno.copyFile(join(dir, file), transcript);
+    const by = s.toolResults();
+    const sent = s.api.calls.filter((c) => c.name === "Read")
+      .reduce((n, c) => n + new TextEncoder().encode(by.get(c.id) ?? "").length, 0);
+    return { transcript, sent };
+  } finally {
+    await s.close();
+    await service?.close();
+  }
+}
+
+Deno.test({
+  name: "claude e2e: readcache savings' estimate for a session recorded without readcache is " +
+    "what the host sends when it runs (within 1%), what it cannot know not judged",
+  ignore,
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const truth = await recordScripted(true);
+    const input = await recordScripted(false);
+    try {
+      const figures = async (f: string) => {
+        const out = await new Deno.Command(Deno.execPath(), {
+          args: ["run", "-A", "--quiet", "cli/main.ts", "savings", "--json", f],
+          stdout: "piped",
+          stderr: "piped",
+        }).output();
+        assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+        return JSON.parse(new TextDecoder().decode(out.stdout)).sessions[0];
+      };
+      const measured = await figures(truth.transcript);
+      const estimated = await figures(input.transcript);
+      assert.equal(measured.readcacheBytes, truth.sent, "with readcache: what the API got");
+      assert.equal(estimated.estimate, "transcript");
+      assert.equal(estimated.reads, measured.reads);
+      const off = Math.abs(estimated.readcacheBytes - truth.sent) / truth.sent;
+      assert.ok(
+        off <= 0.01,
+        `estimate ${estimated.readcacheBytes} against ${truth.sent} sent (${
+          (off * 100).toFixed(1)
+        }%)`,
+      );
+      // the read after `sed -i` the replay cannot apply: not judged, with its reason
+      assert.equal(estimated.notJudged?.unapplied?.reads, 1, JSON.stringify(estimated.notJudged));
+    } finally {
+      await Deno.remove(truth.transcript);
+      await Deno.remove(input.transcript);
+    }
+  },
+});
