@@ -810,19 +810,27 @@ async function replay(
       shown: bytes(shown),
       holding: { held: ideal.held, stale: ideal.stale, unknown: ideal.unknown },
     };
-    // the truth came from this read itself after a change the replay could not apply
-    // (only where the model held some of those lines: else no answer could use them)
+    // after a change the replay could not apply (a formatter, `sed -i`, a script), what the
+    // session's cache held is not known: where the read shows other text than the rebuild (the
+    // truth came from the read itself) and the model held some of those lines, or where the
+    // replay's cache answered from what it held and that answer fails the check (the command
+    // may have changed the file in the session, where the session's cache then sent it in full;
+    // the replay's cache saw nothing change): not judged, for or against the cache
+    const answeredFromHeld = mode !== null && CACHED_MODES.has(mode);
+    const problem = answeredFromHeld
+      ? checkCachedAnswer(out.text, view, lines, { start, end })
+      : undefined;
     if (
-      truth !== "exact" && unappliedSince > (lastRead.get(file) ?? -1) &&
-      ideal.held + ideal.stale > 0
+      unappliedSince > (lastRead.get(file) ?? -1) &&
+      (truth !== "exact" && ideal.held + ideal.stale > 0 || problem !== undefined)
     ) {
       rec.unapplied = true;
     }
-    lastRead.set(file, entryIndex);
+    // an unjudged read leaves the file as unknown to the replay as it was
+    if (!rec.unapplied) lastRead.set(file, entryIndex);
     if (offset !== undefined) rec.offset = offset;
     if (limit !== undefined) rec.limit = limit;
-    if (mode !== null && CACHED_MODES.has(mode)) {
-      const problem = checkCachedAnswer(out.text, view, lines, { start, end });
+    if (answeredFromHeld) {
       if (problem !== undefined) rec.violation = problem;
       else if (rec.served < rec.ideal) {
         // a checked answer shorter than the ideal's pieces proves a shorter truthful answer:

@@ -331,3 +331,36 @@ Deno.test("readcache savings and bench:real give one figure on the same sessions
     `served / plain: savings ${(100 * share).toFixed(2)}%, bench:real ${(100 * bench).toFixed(2)}%`,
   );
 });
+
+Deno.test("the shared real sessions as users have them, bare files without snapshots: bench:real and readcache savings judge no answer wrong, and claim no more than the achievable", async () => {
+  const dirs = defaultSessionDirs();
+  if (dirs.length === 0) {
+    console.log("skipped: the shared real sessions are not beside this checkout");
+    return;
+  }
+  const bare = Deno.makeTempDirSync();
+  try {
+    // a user's sessions are bare JSONL files: the same sessions, copied without their folders
+    const files = dirs.map((d) => {
+      const f = `${bare}/${d.split("/").at(-1)}.jsonl`;
+      Deno.copyFileSync(`${d}/session.jsonl`, f);
+      return f;
+    });
+    const { sessions, text } = await runRealBench(files);
+    for (const s of sessions) {
+      const judged = s.reads.filter((r) => !r.unapplied);
+      assert.ok(judged.every((r) => r.violation === undefined), `${s.name}: ${text}`);
+      const plain = judged.reduce((a, r) => a + r.plain, 0);
+      const served = judged.reduce((a, r) => a + r.served, 0);
+      const ideal = judged.reduce((a, r) => a + r.ideal, 0);
+      assert.ok(
+        served >= ideal,
+        `${s.name}: claims ${plain - served} of ${plain - ideal} achievable`,
+      );
+    }
+    const cli = await cliSavings(files);
+    assert.equal(cli.totals.safety.violations, 0, "the CLI prints no 'wrong'");
+  } finally {
+    Deno.removeSync(bare, { recursive: true });
+  }
+});
