@@ -246,6 +246,15 @@ export function report(sessions: readonly SessionReplay[]): string {
       `${unapplied.reduce((a, r) => a + r.served, 0)} served, not in the figures above. ` +
       `${sum((c) => c.bashResyncs)} bash outputs put the lines they printed into the rebuild.`,
   );
+  // measured, not served: what answering bash views from the cache could save
+  for (const s of sessions) {
+    const b = s.counts.bashShownLines;
+    out.push(
+      `Bash re-shows (${s.name}): ${b.reshown} of ${b.lines} file lines bash outputs showed ` +
+        `(${b.reshownBytes} of ${b.bytes} bytes) were lines the model already held with the same ` +
+        "text.",
+    );
+  }
   // views through bash as agents type them (SPEC §5.10): how many forms the cache recognises
   const positioned = sum((c) => c.positionedViews);
   out.push(

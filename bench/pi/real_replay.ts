@@ -139,6 +139,11 @@ export interface ReplayCounts {
   bashFileCommands: number;
   /** Outputs of bash commands whose printed lines the rebuild took as the truth. */
   bashResyncs: number;
+  /**
+   * Lines of files that bash outputs showed, and of them those the model already held with the
+   * same text (what answering bash views from the cache could save; measured, not served).
+   */
+  bashShownLines: { lines: number; bytes: number; reshown: number; reshownBytes: number };
   /** Stretches of files bash commands showed exactly as the rebuild holds them. */
   bashViews: number;
   /** Lines pi's grep showed exactly as the rebuild holds them. */
@@ -383,6 +388,7 @@ async function replay(
     plainDiffers: 0,
     bashFileCommands: 0,
     bashResyncs: 0,
+    bashShownLines: { lines: 0, bytes: 0, reshown: 0, reshownBytes: 0 },
     bashViews: 0,
     grepViews: 0,
     racyCalls: 0,
@@ -689,6 +695,21 @@ async function replay(
           : [];
         for (const s of shown) {
           const total = readText(s.file)!.split("\n").length;
+          if (call.name === "bash") {
+            // before the model takes them: the lines it already held with this very text
+            const held = model.view(s.file);
+            s.lines.forEach((line, i) => {
+              const b = new TextEncoder().encode(line).length + 1;
+              counts.bashShownLines.lines++;
+              counts.bashShownLines.bytes += b;
+              if (
+                held?.lines[s.start - 1 + i] === line && held.via[s.start - 1 + i] === undefined
+              ) {
+                counts.bashShownLines.reshown++;
+                counts.bashShownLines.reshownBytes += b;
+              }
+            });
+          }
           model.shown(s.file, s.start, s.lines, s.toEnd ? total : undefined);
         }
         if (call.name === "bash") counts.bashViews += shown.length;

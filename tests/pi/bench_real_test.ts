@@ -261,6 +261,9 @@ Deno.test("bench:real replays no staler than the session: a conflict seen throug
   assert.equal(reads[1].unapplied, true, "a read after `git checkout` the replay cannot apply");
   assert.equal(sessions[0].counts.bashResyncs, 1);
   assert.match(text, /0 violations/);
+  // measured: the lines bash showed that the model already held (here: the conflict changed them)
+  assert.match(text, /Bash re-shows \(conflict\): \d+ of \d+ file lines bash outputs showed/);
+  assert.ok(sessions[0].counts.bashShownLines.lines > 0);
   assert.ok(reads.every((r) => r.served >= r.ideal), "never above 100% of the achievable");
 });
 
