@@ -184,10 +184,16 @@ export function bashShown(
     const file = at(m[2]);
     return rowsOf(/^(\d+):(.*)$/, () => file);
   }
-  // grep -n / -rn over several paths, rg -n: path:N:text rows under a path searched
+  // grep -n / -rn over several paths, rg -n: path:N:text rows under a path searched; the file
+  // filters agents add (`--include="*.ts"`, `--exclude-dir=x`, before or after the paths) choose
+  // which files, not what a row shows
+  const filters = String.raw`(?: --(?:include|exclude|exclude-dir)=${
+    pattern.replace("(", "(?:")
+  })*`;
   if (
     (m = new RegExp(
-      `^(?:grep -[rRn]*n[rRiwFEHsI]*|rg -n[iwFSH]*) ${pattern}((?: ${path})*)(?: \\| ${rowFilter})?$`,
+      `^(?:grep -[rRn]*n[rRiwFEHsI]*|rg -n[iwFSH]*)${filters} ${pattern}((?: ${path})*)${filters}` +
+        `(?: \\| ${rowFilter})?$`,
     )
       .exec(c)) &&
     (m[2].trim().split(/ +/).length > 1 || c.startsWith("rg") || /^grep -\w*[rR]/.test(c))

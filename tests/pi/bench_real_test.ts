@@ -231,6 +231,16 @@ Deno.test("bench:real reads views as agents type them on its own, each line chec
     assert.deepEqual(shown("cd sub && cat x.txt", text), [["sub/x.txt", 1, 6]]);
     assert.deepEqual(shown('grep -n "foo" y.txt | head -1', "2:b foo\n"), [["y.txt", 2, 1]]);
     assert.deepEqual(shown("grep -rn foo sub", "sub/x.txt:4:d foo\n"), [["sub/x.txt", 4, 1]]);
+    // the file filters agents add, before or after the paths, and a head: rows as the cache reads
+    // them (SPEC §5.10)
+    assert.deepEqual(
+      shown(`cd ${dir} && grep -rn "foo" sub --include="*.txt" | head -30`, "sub/x.txt:4:d foo\n"),
+      [["sub/x.txt", 4, 1]],
+    );
+    assert.deepEqual(
+      shown('grep -rn --include="*.txt" foo sub', "sub/x.txt:2:b foo\n"),
+      [["sub/x.txt", 2, 1]],
+    );
     assert.deepEqual(shown("cat -n y.txt | sed -n '2,3p'", "     2\tb foo\n     3\tc\n"), [
       ["y.txt", 2, 1],
       ["y.txt", 3, 1],
