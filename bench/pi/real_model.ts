@@ -117,7 +117,13 @@ export class ModelContext {
     for (const e of edits) {
       const hit = findInKnown(v.lines, e.oldText);
       if (hit === undefined) {
-        const from = truthLine ?? 1;
+        // the old text more than once in the model's view: the lines before the earliest place
+        // the edit can be (its first occurrence, or a line the model does not know) stay known
+        // (SPEC §5.9); not in the view at all: from the edit's line in the file, else line 1
+        const earliest = earliestPlace(v.lines, e.oldText);
+        const from = earliest === undefined
+          ? truthLine ?? 1
+          : Math.min(earliest, truthLine ?? Infinity);
         if (v.lines.length > from - 1) v.lines.length = from - 1;
         if (v.via.length > from - 1) v.via.length = from - 1;
         v.total = undefined;
@@ -167,6 +173,35 @@ function findInKnown(
   const lastLine = found.first + countNewlines(found.text.slice(0, k + part.length));
   const sub = found.text.split("\n").slice(firstLine - found.first, lastLine - found.first + 1);
   return { first: firstLine, last: lastLine, text: sub.join("\n") };
+}
+
+/**
+ * Where an edit whose old text `part` occurs more than once in the known lines can be at the
+ * earliest: the line of its first occurrence, or the first line the model does not know if that
+ * comes first; `undefined` when it occurs at most once.
+ */
+function earliestPlace(lines: readonly (string | undefined)[], part: string): number | undefined {
+  if (part === "") return undefined;
+  let count = 0;
+  let firstAt: number | undefined;
+  let i = 0;
+  while (i < lines.length) {
+    if (lines[i] === undefined) {
+      i++;
+      continue;
+    }
+    let j = i;
+    while (j < lines.length && lines[j] !== undefined) j++;
+    const text = (lines.slice(i, j) as string[]).join("\n");
+    for (let k = text.indexOf(part); k !== -1; k = text.indexOf(part, k + part.length)) {
+      count++;
+      firstAt ??= i + 1 + countNewlines(text.slice(0, k));
+    }
+    i = j;
+  }
+  if (count < 2 || firstAt === undefined) return undefined;
+  const unknown = lines.findIndex((l) => l === undefined);
+  return unknown >= 0 && unknown + 1 < firstAt ? unknown + 1 : firstAt;
 }
 
 function countNewlines(s: string): number {

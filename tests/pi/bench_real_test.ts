@@ -377,3 +377,23 @@ Deno.test("the shared real sessions as users have them, bare files without snaps
     Deno.removeSync(bare, { recursive: true });
   }
 });
+
+Deno.test("bench:real's model: an edit whose old text the view holds twice leaves the lines before the first known", () => {
+  // the model wrote the file, another version put the same lines back further down, then it
+  // read lines 1-15 and edited text that occurs twice in what it holds
+  const m = new ModelContext();
+  const lines = Array.from({ length: 15 }, (_, i) => `line ${i + 1}`);
+  lines[5] = "- change 1";
+  lines[11] = "- change 1";
+  m.read("/w/CHANGELOG.md", 1, lines, 30);
+  m.edited("/w/CHANGELOG.md", [{ oldText: "- change 1", newText: "- change one" }], undefined);
+  const v = m.view("/w/CHANGELOG.md")!;
+  // known before the first occurrence (lines 1-5), unknown from it on
+  assert.deepEqual(v.lines.slice(0, 5), lines.slice(0, 5));
+  assert.equal(v.lines.length, 5);
+  // once in the view: applied where it is
+  const n = new ModelContext();
+  n.read("/w/a.md", 1, ["a", "b", "c"], 3);
+  n.edited("/w/a.md", [{ oldText: "b", newText: "B" }], undefined);
+  assert.deepEqual(n.view("/w/a.md")!.lines, ["a", "B", "c"]);
+});
