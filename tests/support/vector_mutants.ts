@@ -1046,6 +1046,15 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
       "  const rows = /matches limit reached/.test(out.output) ? [] : grepToolLines(out.output);",
   },
   {
+    name: "grep-walk-skips-hidden-files",
+    rule:
+      "SPEC §10: a grep step searches hidden files and directories (pi's grep runs ripgrep with --hidden)",
+    file: "src/conformance/session_simulator.ts",
+    find: "      if (p !== skip) { for (const n of readdirSync(p).sort()) visit(join(p, n), false); }",
+    replace:
+      "      if (p !== skip) {\n        for (const n of readdirSync(p).sort()) if (!n.startsWith(\".\")) visit(join(p, n), false);\n      }",
+  },
+  {
     name: "grep-tool-rows-apart",
     rule: "SPEC §5.10: touching rows of pi's grep are one shown stretch",
     file: "src/core/shell_view.ts",
