@@ -34,7 +34,10 @@ async function freshCopy(): Promise<string> {
   return dir;
 }
 
-/** What pi does with `pi -e <checkout>`: jiti imports the extension named in package.json. */
+/**
+ * What pi does with `pi -e <checkout>`: jiti imports the loader named in package.json, and the
+ * loader imports the extension (which needs zod and diff from `npm install`).
+ */
 async function loadLikePi(copy: string): Promise<void> {
   const probe = join(copy, "probe.mjs");
   await Deno.writeTextFile(
@@ -44,12 +47,13 @@ async function loadLikePi(copy: string): Promise<void> {
       `const pkg = JSON.parse(readFileSync(${
         JSON.stringify(join(copy, "package.json"))
       }, "utf8"));`,
-      `const mod = await import(${JSON.stringify(copy)} + "/" + pkg.pi.extensions[0]);`,
-      "console.log(typeof mod.default, typeof mod.createReadcacheExtension);",
+      `const loader = await import(${JSON.stringify(copy)} + "/" + pkg.pi.extensions[0]);`,
+      `const mod = await import(${JSON.stringify(copy)} + "/src/adapters/pi/extension.ts");`,
+      "console.log(typeof loader.default, typeof mod.default, typeof mod.createReadcacheExtension);",
     ].join("\n"),
   );
   const text = await sh("node", [jitiCli(), probe], copy);
-  assert.match(text, /function function/);
+  assert.match(text, /function function function/);
 }
 
 const ordered = (name: string, fn: (copy: string) => Promise<void>) =>
