@@ -1046,13 +1046,27 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
       "  const rows = /matches limit reached/.test(out.output) ? [] : grepToolLines(out.output);",
   },
   {
+    name: "edit-text-in-view-unheld-from-first-touched",
+    rule:
+      "SPEC §5.9: a replacement whose text is in V only where the model does not hold it whole is placed as a text not in V (from the earliest place it can be), not from its first touched line",
+    file: "src/core/edit.ts",
+    find: `    return unlocated(input, Math.min(unseen, ...places.map((p) => p.earliest)));
+  }
+  // SPEC §5.9 rule 2 over everything`,
+    replace:
+      `    return unlocated(input, places.every((p) => p.count === 0) && !Number.isFinite(unseen) ? belief.touched[0].start : Math.min(unseen, ...places.map((p) => p.earliest)));
+  }
+  // SPEC §5.9 rule 2 over everything`,
+  },
+  {
     name: "grep-walk-skips-hidden-files",
     rule:
       "SPEC §10: a grep step searches hidden files and directories (pi's grep runs ripgrep with --hidden)",
     file: "src/conformance/session_simulator.ts",
-    find: "      if (p !== skip) { for (const n of readdirSync(p).sort()) visit(join(p, n), false); }",
+    find:
+      "      if (p !== skip) { for (const n of readdirSync(p).sort()) visit(join(p, n), false); }",
     replace:
-      "      if (p !== skip) {\n        for (const n of readdirSync(p).sort()) if (!n.startsWith(\".\")) visit(join(p, n), false);\n      }",
+      '      if (p !== skip) {\n        for (const n of readdirSync(p).sort()) if (!n.startsWith(".")) visit(join(p, n), false);\n      }',
   },
   {
     name: "grep-tool-rows-apart",
