@@ -9,7 +9,8 @@ import {
   claudeServiceUp,
   startClaudeCodeService,
 } from "../../src/adapters/claude/service.ts";
-import type { ClaudeCodeHost } from "../../src/adapters/claude/host.ts";
+import { ClaudeCodeHost } from "../../src/adapters/claude/host.ts";
+import { MemoryObjectStore } from "../../src/core/object_store.ts";
 
 async function cli(configDir: string, ...args: string[]) {
   const out = await new Deno.Command(Deno.execPath(), {
@@ -371,6 +372,70 @@ Deno.test("readcache doctor and gc --claude look after the host's store, kept fo
     assert.match(gc.text, /1 Claude Code session of this project in /);
     assert.match(gc.text, /kept 4 copies/); // copies written in the last hour are kept in any case
     assert.ok(await store.has!(sha256Hex(stray)), "a dry run removes nothing");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("the host derives nothing from a file the session did not read: a forged Read, a transcript elsewhere", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const projects = join(dir, "config", "projects", "-w");
+    await Deno.mkdir(projects, { recursive: true });
+    const secret = join(dir, "secret.txt");
+    await Deno.writeTextFile(secret, "the guess\n");
+    const transcript = join(projects, "s1.jsonl");
+    // the session read another file; the hook input claims a Read of `secret` under that call id
+    await Deno.writeTextFile(
+      transcript,
+      [
+        { type: "user", uuid: "u1", parentUuid: null, message: { role: "user", content: "go" } },
+        {
+          type: "assistant",
+          uuid: "a1",
+          parentUuid: "u1",
+          message: {
+            id: "m1",
+            role: "assistant",
+            content: [{
+              type: "tool_use",
+              id: "t1",
+              name: "Read",
+              input: { file_path: join(dir, "other.txt") },
+            }],
+          },
+        },
+      ].map((r) => JSON.stringify(r)).join("\n") + "\n",
+    );
+    const host = new ClaudeCodeHost({
+      storeFor: () => new MemoryObjectStore(),
+      transcriptRoot: join(dir, "config", "projects"),
+    });
+    const forged = (transcriptPath: string, id: string) => ({
+      session_id: "s1",
+      transcript_path: transcriptPath,
+      cwd: dir,
+      hook_event_name: "PostToolUse",
+      tool_name: "Read",
+      tool_input: { file_path: secret },
+      tool_use_id: id,
+      tool_response: {
+        type: "text",
+        file: {
+          filePath: secret,
+          content: "the guess\n",
+          numLines: 2,
+          startLine: 1,
+          totalLines: 2,
+        },
+      },
+    });
+    // a call of the session that read another file, a call it never made, a transcript elsewhere
+    assert.deepEqual(await host.handle(forged(transcript, "t1")), {});
+    assert.deepEqual(await host.handle(forged(transcript, "t9")), {});
+    const elsewhere = join(dir, "forged.jsonl");
+    await Deno.copyFile(transcript, elsewhere);
+    assert.deepEqual(await host.handle(forged(elsewhere, "t1")), {});
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
