@@ -104,11 +104,6 @@ const ScenarioNotApplicableSchema: z.ZodType<ScenarioNotApplicable> = z.object({
   }, { error: must('an object {"step", "reason"}') }),
 });
 
-/** Everything a port may print for a scenario: its results, or the step it cannot run. */
-const ScenarioPortOutputSchema: z.ZodType<ScenarioOutput | ScenarioNotApplicable> = z.union([
-  ScenarioResultsSchema,
-  ScenarioNotApplicableSchema,
-]);
 
 /**
  * What a port prints for a layer case: `{"id", "output": {...}}`,

@@ -60,7 +60,10 @@ async function withMutant<T>(
   try {
     cpSync(join(repo, "src"), join(dir, "src"), { recursive: true });
     mkdirSync(join(dir, "scripts"));
-    cpSync(join(repo, "scripts", "port.ts"), join(dir, "scripts", "port.ts"));
+    // the reference port and the command line every port shares
+    for (const f of ["port.ts", "port_main.ts"]) {
+      cpSync(join(repo, "scripts", f), join(dir, "scripts", f));
+    }
     for (const f of ["deno.json", "deno.lock"]) cpSync(join(repo, f), join(dir, f));
     const text = readFileSync(join(dir, file), "utf8");
     assert.equal(text.split(find).length - 1, 1, `${find} occurs once in ${file}`);
