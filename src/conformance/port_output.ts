@@ -104,7 +104,6 @@ const ScenarioNotApplicableSchema: z.ZodType<ScenarioNotApplicable> = z.object({
   }, { error: must('an object {"step", "reason"}') }),
 });
 
-
 /**
  * What a port prints for a layer case: `{"id", "output": {...}}`,
  * `{"id", "error": {"code"?, "message"}}`, or `{"id", "unsupported": true}`.
