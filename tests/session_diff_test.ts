@@ -115,6 +115,16 @@ Deno.test("a port that cannot run the session is reported, not skipped", async (
   assert.equal(wrongId.kind, "port-failed");
 });
 
+Deno.test("a session the port declares not applicable is no failure, and nothing is compared", async () => {
+  const port: PortRunner = (input) =>
+    Promise.resolve({
+      ok: true,
+      value: { id: input.id, notApplicable: { step: 3, reason: "no write tool" } },
+    });
+  const d = await diffSession(SESSION, port);
+  assert.deepEqual(d, { kind: "not-applicable", reads: 5, step: 3, reason: "no write tool" });
+});
+
 Deno.test("minimiseSession drops steps, files and lines while the failure stays", async () => {
   const v = {
     files: { "a.txt": lines(40), "b.txt": "b\n" },

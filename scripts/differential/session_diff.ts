@@ -37,7 +37,8 @@ export type PortRunner = (input: ScenarioInput) => Promise<PortCheck<Record<stri
 
 /**
  * What one session gave: the same answers, a read that differs (the first
- * one, with both answers), a port that could not run the session, or a
+ * one, with both answers), a port that could not run the session, a port
+ * that says a step is not applicable to it (nothing compared, no fault), or a
  * reference that could not (a generator problem, not the port's).
  *
  * @example
@@ -74,6 +75,14 @@ export type SessionDiff =
     /** Why the port's run is not an answer (exit code, timeout, malformed output, ...). */
     reason: string;
     vector: Scenario;
+  }
+  | {
+    kind: "not-applicable";
+    reads: number;
+    /** The step the port says it cannot run (SPEC §10: `notApplicable`). */
+    step: number;
+    /** The port's reason, as it gave it. */
+    reason: string;
   }
   | { kind: "reference-failed"; reason: string };
 
@@ -117,14 +126,9 @@ export async function diffSession(
   const out = ran.ok ? parseScenarioPortOutput(ran.value, input.id) : ran;
   if (!out.ok) return { kind: "port-failed", reads, reason: out.reason, vector };
   if ("notApplicable" in out.value) {
-    // a random session with a step this port cannot run: nothing to compare
+    // a random session with a step this port cannot run: nothing to compare, and no fault
     const { step, reason } = out.value.notApplicable;
-    return {
-      kind: "port-failed",
-      reads,
-      reason: `not applicable at step ${step}: ${reason}`,
-      vector,
-    };
+    return { kind: "not-applicable", reads, step, reason };
   }
   const verdict = compareScenario(vector, out.value);
   if (verdict.problems.length === 0) {

@@ -7,9 +7,12 @@
 // cannot run it, the session is minimised (scripts/differential/minimise_session.ts, with the
 // generator's `sanitizeScenario` keeping every candidate runnable) and printed as a scenario
 // vector whose expectations are the reference's answers, with the first differing read (its
-// step, the reference's answer and the port's). Ends with `N sessions, N reads compared, N
-// differences`; exits 0 with no difference, 1 on a difference or a session the port could not
-// run, 2 on bad arguments or a session the reference itself could not run.
+// step, the reference's answer and the port's). A session with a step the port declares not
+// applicable (SPEC §10) is counted apart, with the port's reason, and the run goes on: nothing
+// of it is compared. Ends with `N sessions, N reads compared, N not applicable, N differences`;
+// exits 0 with no difference, 1 on a difference, a session the port could not run or a run
+// where every session was not applicable (nothing compared), 2 on bad arguments or a session
+// the reference itself could not run.
 //
 // It needs pi (the generator models pi's edit tool with pi's own code), so it runs from a
 // checkout with pi-suite/deno.json, not from the published package.
@@ -38,15 +41,18 @@ import {
  * @example
  * ```ts
  * import type { DifferentialResult } from "./differential.ts";
- * const r: DifferentialResult = { seed: 7, sessions: 30, reads: 512, alternativeDiffs: 0 };
+ * const r: DifferentialResult = { seed: 7, sessions: 30, reads: 512, alternativeDiffs: 0,
+ *   notApplicable: {} };
  * ```
  */
 export interface DifferentialResult {
   seed: number;
   /** Sessions run (up to and including the first with a difference). */
   sessions: number;
-  /** Read steps of the sessions run (those of a differing session too). */
+  /** Read steps compared: those of the sessions run, but not of not-applicable ones. */
   reads: number;
+  /** Sessions the port declared not applicable, counted by the port's reason. */
+  notApplicable: Record<string, number>;
   /** Reads where the port's diff text differs from the reference's but applies (not differences). */
   alternativeDiffs: number;
   /** The first session with a difference, a port failure or a reference failure. */
@@ -58,9 +64,12 @@ export interface DifferentialResult {
     /** Candidates tried while minimising (each one port run). */
     minimiseRuns: number;
     /** The outcome on the minimised session (`differs`, `port-failed` or `reference-failed`). */
-    diff: Exclude<SessionDiff, { kind: "same" }>;
+    diff: Failure;
   };
 }
+
+/** A session outcome that stops the run. */
+type Failure = Exclude<SessionDiff, { kind: "same" } | { kind: "not-applicable" }>;
 
 function idOf(seed: number, session: number): string {
   return `random-${seed >>> 0}-${session}`;
@@ -93,6 +102,7 @@ export async function runDifferential(
     sessions: 0,
     reads: 0,
     alternativeDiffs: 0,
+    notApplicable: {},
   };
   for (const [i, s] of samples.entries()) {
     const vector = compileSession(s, idOf(args.seed, i), args.generator);
@@ -100,6 +110,10 @@ export async function runDifferential(
     const d = await diffSession(scenarioInput(vector), port, title);
     result.sessions++;
     onProgress?.(i + 1, args.sessions);
+    if (d.kind === "not-applicable") {
+      result.notApplicable[d.reason] = (result.notApplicable[d.reason] ?? 0) + 1;
+      continue;
+    }
     if (d.kind !== "reference-failed") result.reads += d.reads;
     if (d.kind === "same") {
       result.alternativeDiffs += d.alternativeDiffs.length;
@@ -110,7 +124,7 @@ export async function runDifferential(
       return result;
     }
     // keep a candidate only when it fails the same way: a difference stays a difference
-    let last: Exclude<SessionDiff, { kind: "same" }> = d;
+    let last: Failure = d;
     const m = await minimiseSession(vector, async (c) => {
       const cd = await diffSession(scenarioInput(c), port, `${title}, minimised`);
       if (cd.kind !== d.kind) return false;
@@ -123,7 +137,7 @@ export async function runDifferential(
       session: i,
       originalSteps: vector.steps.length,
       minimiseRuns: m.runs,
-      diff: final.kind === "same" ? last : final,
+      diff: final.kind === "same" || final.kind === "not-applicable" ? last : final,
     };
     return result;
   }
@@ -141,8 +155,9 @@ function oneLine(value: unknown): string {
  * @example
  * ```ts ignore
  * import { formatDifferential } from "./differential.ts";
- * formatDifferential(args, { seed: 7, sessions: 30, reads: 512, alternativeDiffs: 0 });
- * // "seed 7, port: ./my-port\n30 sessions, 512 reads compared, 0 differences"
+ * formatDifferential(args, { seed: 7, sessions: 30, reads: 512, alternativeDiffs: 0,
+ *   notApplicable: {} });
+ * // "seed 7, port: ./my-port\n30 sessions, 512 reads compared, 0 not applicable, 0 differences"
  * ```
  */
 export function formatDifferential(args: DifferentialArgs, r: DifferentialResult): string {
@@ -194,10 +209,25 @@ export function formatDifferential(args: DifferentialArgs, r: DifferentialResult
       `${r.alternativeDiffs} reads answered with an alternative diff that applies (SPEC §10)`,
     );
   }
+  const reasons = Object.entries(r.notApplicable).sort((a, b) => b[1] - a[1]);
+  const notApplicable = reasons.reduce((n, [, c]) => n + c, 0);
+  for (const [reason, count] of reasons) {
+    out.push(
+      `not applicable to the port (not compared): ${count} session${
+        count === 1 ? "" : "s"
+      }: ${reason}`,
+    );
+  }
+  if (notApplicable > 0 && notApplicable === r.sessions) {
+    out.push(
+      "nothing compared: the port declared every session not applicable (--no-tools, " +
+        "--no-symlinks and --no-in-flight leave some steps out)",
+    );
+  }
   const differences = f === undefined ? 0 : 1;
   out.push(
     `seed ${r.seed >>> 0}, port: ${args.cmd}`,
-    `${r.sessions} sessions, ${r.reads} reads compared, ${differences} difference${
+    `${r.sessions} sessions, ${r.reads} reads compared, ${notApplicable} not applicable, ${differences} difference${
       differences === 1 ? "" : "s"
     }`,
   );
@@ -206,8 +236,9 @@ export function formatDifferential(args: DifferentialArgs, r: DifferentialResult
 
 /**
  * The command line: parses `argv`, runs, prints, and returns the exit code
- * (0 no difference, 1 a difference or a session the port could not run,
- * 2 bad arguments or a session the reference could not run).
+ * (0 no difference, 1 a difference, a session the port could not run or
+ * nothing compared because every session was not applicable, 2 bad
+ * arguments or a session the reference could not run).
  *
  * @example
  * ```ts ignore
@@ -239,7 +270,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     writeFileSync(args.out, JSON.stringify(d.vector, null, 2) + "\n");
   }
   console.log(formatDifferential(args, r));
-  if (r.found === undefined) return 0;
+  if (r.found === undefined) {
+    const none = Object.keys(r.notApplicable).length > 0 && r.reads === 0;
+    return none ? 1 : 0;
+  }
   return r.found.diff.kind === "reference-failed" ? 2 : 1;
 }
 

@@ -77,7 +77,7 @@ async function withMutant<T>(
 Deno.test("the reference port through --cmd: 20 random sessions, 0 differences", async () => {
   const r = await conformanceRun(["--random", "20", "--seed", "28", "--cmd", REFERENCE_PORT]);
   assert.equal(r.code, 0, r.stdout + r.stderr);
-  const m = /^20 sessions, (\d+) reads compared, 0 differences$/.exec(r.summary);
+  const m = /^20 sessions, (\d+) reads compared, 0 not applicable, 0 differences$/.exec(r.summary);
   assert.ok(m, r.summary);
   assert.ok(Number(m[1]) > 100, `${m[1]} reads`);
   assert.ok(r.lines.includes(`seed 28, port: ${REFERENCE_PORT}`), r.stdout);
@@ -101,7 +101,7 @@ Deno.test("a planted difference is reported at its read, minimised, as a vector"
         out,
       ]);
       assert.equal(r.code, 1, r.stdout + r.stderr);
-      assert.match(r.summary, /^\d+ sessions, \d+ reads compared, 1 difference$/);
+      assert.match(r.summary, /^\d+ sessions, \d+ reads compared, 0 not applicable, 1 difference$/);
       const first = r.lines.find((l) => l.includes("first differing read"));
       assert.ok(first, r.stdout);
       // the smallest session that shows it: read a file, read it again unchanged
@@ -144,7 +144,39 @@ Deno.test("a port that cannot run a session is reported, minimised to what it ca
     /session \d+: the port could not run it .*port exited with code 3 \(stderr: unsupported op: bash\)/,
   );
   assert.match(r.stdout, /its steps: bash \(/);
-  assert.match(r.summary, /^\d+ sessions, \d+ reads compared, 1 difference$/);
+  assert.match(r.summary, /^\d+ sessions, \d+ reads compared, 0 not applicable, 1 difference$/);
+});
+
+Deno.test("sessions a port declares not applicable are counted apart, and the run goes on", async () => {
+  // the reference, except that it declares every session with a bash step not applicable
+  const declare = `'${Deno.execPath()}' eval 'const i = JSON.parse(await new Response(` +
+    `Deno.stdin.readable).text()); console.log(JSON.stringify({ id: i.id, notApplicable: ` +
+    `{ step: 0, reason: "no bash here" } }))'`;
+  const port =
+    `input=$(cat); case "$input" in *'"op":"bash"'*) printf %s "$input" | ${declare};; ` +
+    `*) printf %s "$input" | ${REFERENCE_PORT};; esac`;
+  const r = await conformanceRun(["--random", "12", "--seed", "28", "--cmd", port]);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  const m = /^12 sessions, (\d+) reads compared, (\d+) not applicable, 0 differences$/.exec(
+    r.summary,
+  );
+  assert.ok(m, r.stdout);
+  const skipped = Number(m[2]);
+  assert.ok(skipped > 0 && skipped < 12, r.stdout);
+  assert.ok(Number(m[1]) > 0, r.stdout);
+  assert.ok(
+    r.lines.includes(
+      `not applicable to the port (not compared): ${skipped} session${
+        skipped === 1 ? "" : "s"
+      }: no bash here`,
+    ),
+    r.stdout,
+  );
+  // a port that declares everything not applicable has compared nothing: that is no pass
+  const none = await conformanceRun(["--random", "3", "--seed", "28", "--cmd", declare]);
+  assert.equal(none.code, 1, none.stdout + none.stderr);
+  assert.match(none.summary, /^3 sessions, 0 reads compared, 3 not applicable, 0 differences$/);
+  assert.match(none.stdout, /nothing compared: the port declared every session not applicable/);
 });
 
 Deno.test("bad arguments of the random mode have stable codes (exit 2)", async () => {
@@ -174,7 +206,7 @@ Deno.test("vectors/README.md documents the command, its last line and its option
   const readme = readFileSync(join(repo, "vectors", "README.md"), "utf8");
   const section = readme.slice(readme.indexOf("## Differential testing on random sessions"));
   assert.match(section, /deno task conformance --random 200 --cmd "python3 my_port.py"/);
-  assert.match(section, /`N sessions, N reads compared, N differences`/);
+  assert.match(section, /`N sessions, N reads compared, N not applicable, N differences`/);
   for (const option of ["--seed", "--out", "--shrink", "--no-tools", "--no-symlinks"]) {
     assert.ok(section.includes(option), option);
   }
