@@ -115,12 +115,12 @@ export class ModelContext {
     if (v === undefined) return;
     v.via = v.lines.map((_, i) => strongerVia(v.via[i], label));
     for (const e of edits) {
-      const hit = findInKnown(v.lines, e.oldText);
-      if (hit === undefined) {
+      const matches = matchesInKnown(v.lines, e.oldText);
+      if (matches.length !== 1) {
         // the old text more than once in the model's view: the lines before the earliest place
         // the edit can be (its first occurrence, or a line the model does not know) stay known
         // (SPEC §5.9); not in the view at all: from the edit's line in the file, else line 1
-        const earliest = earliestPlace(v.lines, e.oldText);
+        const earliest = matches.length < 2 ? undefined : earliestPlace(v.lines, matches[0]);
         const from = earliest === undefined
           ? truthLine ?? 1
           : Math.min(earliest, truthLine ?? Infinity);
@@ -129,7 +129,7 @@ export class ModelContext {
         v.total = undefined;
         return;
       }
-      const { first, last, text } = hit;
+      const { first, last, text } = touchedLines(matches[0], e.oldText);
       const i = text.indexOf(e.oldText);
       const next = (text.slice(0, i) + e.newText + text.slice(i + e.oldText.length)).split("\n");
       const removed = last - first + 1;
@@ -140,17 +140,17 @@ export class ModelContext {
   }
 }
 
-/**
- * The stretch of known lines holding `part` exactly once in all known stretches, as lines
- * `first..last` and their text.
- */
-function findInKnown(
-  lines: readonly (string | undefined)[],
-  part: string,
-): { first: number; last: number; text: string } | undefined {
-  if (part === "") return undefined;
-  let found: { first: number; last: number; text: string } | undefined;
-  let count = 0;
+/** Where `part` occurs in the known lines: each match's stretch (from line `first`), and its offset. */
+interface KnownMatch {
+  first: number;
+  text: string;
+  at: number;
+}
+
+/** Every match of `part` in the stretches of known lines, in order (none for an empty `part`). */
+function matchesInKnown(lines: readonly (string | undefined)[], part: string): KnownMatch[] {
+  const matches: KnownMatch[] = [];
+  if (part === "") return matches;
   let i = 0;
   while (i < lines.length) {
     if (lines[i] === undefined) {
@@ -161,45 +161,30 @@ function findInKnown(
     while (j < lines.length && lines[j] !== undefined) j++;
     const text = (lines.slice(i, j) as string[]).join("\n");
     for (let k = text.indexOf(part); k !== -1; k = text.indexOf(part, k + part.length)) {
-      count++;
-      found = { first: i + 1, last: j, text };
+      matches.push({ first: i + 1, text, at: k });
     }
     i = j;
   }
-  if (count !== 1 || found === undefined) return undefined;
-  // only the touched lines: from the match's first line to the line after its last character
-  const k = found.text.indexOf(part);
-  const firstLine = found.first + countNewlines(found.text.slice(0, k));
-  const lastLine = found.first + countNewlines(found.text.slice(0, k + part.length));
-  const sub = found.text.split("\n").slice(firstLine - found.first, lastLine - found.first + 1);
+  return matches;
+}
+
+/**
+ * The lines a single match touches, `first..last`, and their text: from the match's first line
+ * to the line of its last character.
+ */
+function touchedLines(m: KnownMatch, part: string): { first: number; last: number; text: string } {
+  const firstLine = m.first + countNewlines(m.text.slice(0, m.at));
+  const lastLine = m.first + countNewlines(m.text.slice(0, m.at + part.length));
+  const sub = m.text.split("\n").slice(firstLine - m.first, lastLine - m.first + 1);
   return { first: firstLine, last: lastLine, text: sub.join("\n") };
 }
 
 /**
- * Where an edit whose old text `part` occurs more than once in the known lines can be at the
- * earliest: the line of its first occurrence, or the first line the model does not know if that
- * comes first; `undefined` when it occurs at most once.
+ * Where an edit whose old text occurs more than once in the known lines can be at the earliest:
+ * the line of its first match, or the first line the model does not know if that comes first.
  */
-function earliestPlace(lines: readonly (string | undefined)[], part: string): number | undefined {
-  if (part === "") return undefined;
-  let count = 0;
-  let firstAt: number | undefined;
-  let i = 0;
-  while (i < lines.length) {
-    if (lines[i] === undefined) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < lines.length && lines[j] !== undefined) j++;
-    const text = (lines.slice(i, j) as string[]).join("\n");
-    for (let k = text.indexOf(part); k !== -1; k = text.indexOf(part, k + part.length)) {
-      count++;
-      firstAt ??= i + 1 + countNewlines(text.slice(0, k));
-    }
-    i = j;
-  }
-  if (count < 2 || firstAt === undefined) return undefined;
+function earliestPlace(lines: readonly (string | undefined)[], firstMatch: KnownMatch): number {
+  const firstAt = firstMatch.first + countNewlines(firstMatch.text.slice(0, firstMatch.at));
   const unknown = lines.findIndex((l) => l === undefined);
   return unknown >= 0 && unknown + 1 < firstAt ? unknown + 1 : firstAt;
 }
