@@ -33,7 +33,12 @@ import { MemoryObjectStore } from "../src/core/object_store.ts";
 import { isAnchorMode, parseReadCacheMeta, type ReadCacheMetaV1 } from "../src/core/meta.ts";
 import { countLines } from "../src/core/range.ts";
 import { PlainReadEstimate } from "../src/core/status.ts";
-import { emptySessionSavings, readCounter, type SessionSavings } from "./savings_figures.ts";
+import {
+  addFileSavings,
+  emptySessionSavings,
+  readCounter,
+  type SessionSavings,
+} from "./savings_figures.ts";
 import type { ClaudeSessionFile } from "./support/sessions.ts";
 
 const encoder = new TextEncoder();
@@ -232,15 +237,9 @@ function addSavings(into: SessionSavings, from: SessionSavings): void {
       files.set(f.path, { ...f });
       continue;
     }
-    to.reads += f.reads;
-    to.repeats += f.repeats + 1;
-    to.piBytes += f.piBytes;
-    to.readcacheBytes += f.readcacheBytes;
-    to.wastedBytes += f.wastedBytes;
-    to.savedBytes += f.savedBytes;
-    if (f.notJudgedReads !== undefined) {
-      to.notJudgedReads = (to.notJudgedReads ?? 0) + f.notJudgedReads;
-    }
+    addFileSavings(to, f);
+    // the subagent's first read of a file the session read too is a repeat in the session
+    to.repeats += 1;
   }
   into.files = [...files.values()];
 }

@@ -52,22 +52,6 @@ import {
   totalsOf,
 } from "./savings_figures.ts";
 
-export {
-  emptySessionSavings,
-  type FileSavings,
-  hostWords,
-  lessWords,
-  notJudgedWords,
-  piSessionHead,
-  readCounter,
-  type SavingsTotals,
-  sessionLabel,
-  type SessionSavings,
-  shareOfPi,
-  tilde,
-  topFiles,
-  totalsOf,
-};
 import {
   CliError,
   colorAllowed,
@@ -700,7 +684,8 @@ export interface SavingsReport {
  *
  * @example
  * ```ts
- * import { formatSavings, totalsOf } from "./savings.ts";
+ * import { formatSavings } from "./savings.ts";
+ * import { totalsOf } from "./savings_figures.ts";
  * import { PLAIN_STYLE } from "../src/core/status.ts";
  * formatSavings({ sessions: [], totals: totalsOf([]), top: [], roots: ["/s"], fromFiles: false,
  *   skipped: 0, problems: [] }, PLAIN_STYLE, false);

@@ -186,7 +186,7 @@ export function emptySessionSavings(
  * @example
  * ```ts
  * import { piSessionHead } from "./savings_figures.ts";
- * piSessionHead({ path: "/s.jsonl", mtimeMs: 0, bytes: 0, header: null, entries: [] }, false).cwd;
+ * piSessionHead({ path: "/s.jsonl", mtimeMs: 0, bytes: 0, header: undefined, entries: [] }, false).cwd;
  * // null
  * ```
  */
@@ -369,6 +369,31 @@ export function totalsOf(sessions: readonly SessionSavings[]): SavingsTotals {
 }
 
 /**
+ * Adds the figures of `from` to `into`, a file's figures of the same path (reads, repeats,
+ * bytes, reads not judged).
+ *
+ * @example
+ * ```ts
+ * import { addFileSavings, type FileSavings } from "./savings_figures.ts";
+ * const f = (reads: number): FileSavings => ({ path: "a.ts", reads, repeats: 0, piBytes: 10,
+ *   readcacheBytes: 4, wastedBytes: 0, savedBytes: 6 });
+ * const into = f(1);
+ * addFileSavings(into, f(2)); // into.reads === 3, into.piBytes === 20
+ * ```
+ */
+export function addFileSavings(into: FileSavings, from: FileSavings): void {
+  into.reads += from.reads;
+  into.repeats += from.repeats;
+  into.piBytes += from.piBytes;
+  into.readcacheBytes += from.readcacheBytes;
+  into.wastedBytes += from.wastedBytes;
+  into.savedBytes += from.savedBytes;
+  if (from.notJudgedReads !== undefined) {
+    into.notJudgedReads = (into.notJudgedReads ?? 0) + from.notJudgedReads;
+  }
+}
+
+/**
  * The files of many sessions merged by path, sorted by wasted bytes, then
  * saved bytes, then reads; the first `top`.
  *
@@ -384,17 +409,7 @@ export function topFiles(sessions: readonly SessionSavings[], top: number): File
     for (const f of s.files) {
       const m = merged.get(f.path);
       if (m === undefined) merged.set(f.path, { ...f });
-      else {
-        m.reads += f.reads;
-        m.repeats += f.repeats;
-        m.piBytes += f.piBytes;
-        m.readcacheBytes += f.readcacheBytes;
-        m.wastedBytes += f.wastedBytes;
-        if (f.notJudgedReads !== undefined) {
-          m.notJudgedReads = (m.notJudgedReads ?? 0) + f.notJudgedReads;
-        }
-        m.savedBytes += f.savedBytes;
-      }
+      else addFileSavings(m, f);
     }
   }
   return [...merged.values()]

@@ -13,12 +13,12 @@ import { activeBranch, REPLAY_STATE_FORMAT } from "../src/core/replay.ts";
 import { bytesInWords, formatStatusReport, PLAIN_STYLE, tallyReads } from "../src/core/status.ts";
 import { callResolvers, resolveCall, serveRead } from "../src/shell/read_service.ts";
 import { FsObjectStore } from "../src/store/fs_object_store.ts";
+import { formatSavings } from "../cli/savings.ts";
 import {
-  formatSavings,
   type SessionSavings as SavingsSession,
   topFiles,
   totalsOf,
-} from "../cli/savings.ts";
+} from "../cli/savings_figures.ts";
 import { savingsHtml } from "../cli/savings_html.ts";
 import { plural } from "../cli/support/output.ts";
 import { objectReferences } from "../cli/support/sessions.ts";
