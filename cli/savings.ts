@@ -47,7 +47,6 @@ import {
   sessionLabel,
   type SessionSavings,
   shareOfPi,
-  tilde,
   topFiles,
   totalsOf,
 } from "./savings_figures.ts";
