@@ -40,6 +40,8 @@ import {
   type SessionSavings,
 } from "./savings_figures.ts";
 import type { ClaudeSessionFile } from "./support/sessions.ts";
+import { checkCachedAnswer, ModelContext } from "../bench/pi/real_model.ts";
+import { bashShown } from "../bench/pi/real_bash.ts";
 
 const encoder = new TextEncoder();
 
@@ -277,6 +279,61 @@ export async function claudeSessionSavings(
   return out;
 }
 
+/** Answers that stand for text the model holds: each is checked. */
+const SHORT_MODES: ReadonlySet<string> = new Set([
+  "unchanged",
+  "unchanged_range",
+  "diff",
+  "partial",
+]);
+
+/**
+ * What a row that is not a tool's result does to what the model was shown (the check's record):
+ * a compaction, a summary or a cut of old results leaves nothing before it; a file attached to
+ * the conversation shows text of it the check cannot place line by line.
+ */
+function modelSees(model: ModelContext, row: Record<string, unknown>): void {
+  const attachment = record(row.attachment);
+  if (
+    (row.type === "system" &&
+      (row.subtype === "compact_boundary" || row.subtype === "microcompact_boundary")) ||
+    (row.type === "user" && (row.isCompactSummary === true || row.replacesSpan === true)) ||
+    (row.type === "attachment" &&
+      (attachment.type === "tool_results_cut" || attachment.type === "whole_texts_withdrawn"))
+  ) {
+    model.compact();
+    return;
+  }
+  if (row.type !== "attachment") return;
+  for (const p of [attachment.filename, record(record(attachment.content).file).filePath]) {
+    if (typeof p === "string") model.forget(p);
+  }
+}
+
+/**
+ * What Claude Code's `Grep` showed, read as ripgrep's output (`rg -n P [FILE]`: `N:text` for
+ * one file, `path:N:text` otherwise) in `content` mode with line numbers and no context lines;
+ * nothing in any other mode.
+ */
+function grepShownByClaude(
+  input: Record<string, unknown>,
+  response: Record<string, unknown>,
+  cwd: string,
+  text: (path: string) => string | undefined,
+): ReturnType<typeof bashShown> {
+  if (response.mode !== "content" || typeof response.content !== "string") return [];
+  if (input["-n"] === false || input.multiline === true || typeof input.pattern !== "string") {
+    return [];
+  }
+  if (["-A", "-B", "-C", "context"].some((k) => input[k] !== undefined && input[k] !== 0)) {
+    return [];
+  }
+  const quote = (w: string) => `'${w.replaceAll("'", `'\\''`)}'`;
+  const at = typeof input.path === "string" ? resolve(cwd, input.path) : undefined;
+  const file = at !== undefined && text(at) !== undefined ? ` ${quote(at)}` : "";
+  return bashShown(`rg -n ${quote(input.pattern)}${file}`, response.content, cwd, text);
+}
+
 /** Prefixes the absolute path fields of a transcript row with `root` (a deep copy). */
 function moved(row: Record<string, unknown>, root: string): Record<string, unknown> {
   const at = (p: unknown) => typeof p === "string" && p.startsWith("/") ? join(root, p) : p;
@@ -314,9 +371,17 @@ function writeFile(path: string, text: string): void {
  * those files, so its answers are decided on the content each read really
  * showed; a `Read` of part of a file whose whole content nothing showed
  * before cannot be rebuilt and is not judged (counted apart, left out of
- * both sides). Writes only in the temporary directory.
+ * both sides). Every short answer is checked against what the transcript
+ * showed the model (`safety`): the newest text of each line from the
+ * session's own reads, writes, edits and views (`cat`, `grep -n`, `Grep`),
+ * kept apart from the host's code (bench/pi/real_model.ts, as bench:real
+ * checks pi's answers); nothing before a compaction counts. Writes only in
+ * the temporary directory.
  */
-export async function replayClaudeSession(file: ClaudeSessionFile): Promise<SessionSavings> {
+export async function replayClaudeSession(
+  file: ClaudeSessionFile,
+  options: { host?: Pick<ClaudeCodeHost, "handle"> } = {},
+): Promise<SessionSavings> {
   const out = analyseClaudeSession(file);
   if (out.withReadcache || out.reads === 0) return out;
   const root = await Deno.makeTempDir({ prefix: "readcache-savings-claude-" });
@@ -325,7 +390,7 @@ export async function replayClaudeSession(file: ClaudeSessionFile): Promise<Sess
     const transcript = join(root, "transcript.jsonl");
     writeFileSync(transcript, "");
     const store = new MemoryObjectStore();
-    const host = new ClaudeCodeHost({ storeFor: () => store });
+    const host = options.host ?? new ClaudeCodeHost({ storeFor: () => store });
     const uses = new Map<string, { name: string; input: Record<string, unknown> }>();
     const shownNow = new Map<string, string>(); // rebuilt file -> its text
     const session = {
@@ -344,6 +409,25 @@ export async function replayClaudeSession(file: ClaudeSessionFile): Promise<Sess
     counted.estimate = "transcript";
     const counter = readCounter(counted);
     const notJudged = { unseen: { reads: 0, bytes: 0 }, unapplied: { reads: 0, bytes: 0 } };
+    // what the transcript showed the model, line by line (the check's own record)
+    const model = new ModelContext();
+    const safety = { checked: 0, violations: 0 };
+    counted.safety = safety;
+    /** The rebuilt text of a file, only inside the rebuilt tree. */
+    const rebuilt = (p: string): string | undefined => {
+      if (!p.startsWith(fsRoot + "/")) return undefined;
+      try {
+        return Deno.readTextFileSync(p);
+      } catch {
+        return undefined;
+      }
+    };
+    const took = (shown: ReturnType<typeof bashShown>) => {
+      for (const v of shown) {
+        const total = rebuilt(v.file)?.split("\n").length;
+        model.shown(v.file, v.start, v.lines, v.toEnd ? total : undefined);
+      }
+    };
     /** Rebuilt files a command the replay cannot apply may have changed since. */
     const dirty = new Set<string>();
     const hook = (event: string, id: string, extra: Record<string, unknown>) => {
@@ -381,6 +465,7 @@ export async function replayClaudeSession(file: ClaudeSessionFile): Promise<Sess
         uses.has(b.tool_use_id as string)
       );
       if (row.type !== "user" || results.length !== 1 || results[0].is_error === true) {
+        modelSees(model, row);
         await Deno.writeTextFile(transcript, JSON.stringify(row) + "\n", { append: true });
         continue;
       }
@@ -411,6 +496,7 @@ export async function replayClaudeSession(file: ClaudeSessionFile): Promise<Sess
           notJudged.unapplied.bytes += readBytes;
           counter.count(path.slice(fsRoot.length), readBytes, readBytes);
           if (!whole) {
+            model.read(path, Number(f.startLine), body.split("\n"), Number(f.totalLines));
             shownNow.delete(path);
             await Deno.writeTextFile(transcript, JSON.stringify(row) + "\n", { append: true });
             continue;
@@ -419,6 +505,7 @@ export async function replayClaudeSession(file: ClaudeSessionFile): Promise<Sess
           // whole file after it: the replay goes on from that, as after a plain read
           writeFile(path, body);
           shownNow.set(path, body);
+          model.read(path, 1, body.split("\n"), Number(f.totalLines));
           const bytes = encoder.encode(body);
           const hash = sha256Hex(bytes);
           await store.put(hash, bytes);
@@ -449,6 +536,7 @@ export async function replayClaudeSession(file: ClaudeSessionFile): Promise<Sess
           notJudged.unseen.reads++;
           notJudged.unseen.bytes += readBytes;
           counter.count(path.slice(fsRoot.length), readBytes, readBytes);
+          model.read(path, Number(f.startLine), body.split("\n"), Number(f.totalLines));
           await Deno.writeTextFile(transcript, JSON.stringify(row) + "\n", { append: true });
           continue;
         }
@@ -456,6 +544,7 @@ export async function replayClaudeSession(file: ClaudeSessionFile): Promise<Sess
         const written = String(use.input.content ?? "");
         writeFile(path, written);
         shownNow.set(path, written);
+        model.wrote(path, written);
       } else if (use.name === "Bash") {
         const command = classifyShellCommand(String(use.input.command ?? ""));
         // a command the replay does not run may have changed any file rebuilt so far
@@ -476,6 +565,15 @@ export async function replayClaudeSession(file: ClaudeSessionFile): Promise<Sess
             dirty.delete(at);
           }
         }
+        // what the model received: stdout, then stderr when there is any
+        if (typeof stdout === "string" && session.cwd !== "") {
+          const stderr = typeof response.stderr === "string" && response.stderr !== ""
+            ? `\n${response.stderr}`
+            : "";
+          took(bashShown(String(use.input.command ?? ""), stdout + stderr, session.cwd, rebuilt));
+        }
+      } else if (use.name === "Grep") {
+        took(grepShownByClaude(use.input, response, session.cwd, rebuilt));
       } else if (use.name === "Edit" && path !== undefined) {
         const before = response.originalFile;
         const oldText = String(use.input.old_string ?? "");
@@ -485,7 +583,19 @@ export async function replayClaudeSession(file: ClaudeSessionFile): Promise<Sess
             : before.replace(oldText, () => String(use.input.new_string ?? ""));
           writeFile(path, after);
           shownNow.set(path, after);
-        } else shownNow.delete(path);
+          if (use.input.replace_all === true) model.forget(path);
+          else {
+            const line = before.slice(0, before.indexOf(oldText)).split("\n").length;
+            const newText = String(use.input.new_string ?? "");
+            model.edited(path, [{ oldText, newText }], line);
+          }
+        } else {
+          shownNow.delete(path);
+          model.forget(path);
+        }
+      } else if (path !== undefined && use.name !== "Read") {
+        // another tool that changes a file (MultiEdit, NotebookEdit, ...): the check knows nothing
+        model.forget(path);
       }
       const answer = await hook("PostToolUse", id, { tool_response: response });
       const replaced = record(answer.hookSpecificOutput?.updatedToolOutput ?? response);
@@ -500,6 +610,20 @@ export async function replayClaudeSession(file: ClaudeSessionFile): Promise<Sess
           counted.byMode[meta?.mode ?? "plain"]++;
         } else counted.byMode[meta.mode]++;
         counter.count(path!.slice(fsRoot.length), readBytes, encoder.encode(shown).length);
+        // the check: a short answer must hold for what the transcript showed the model
+        const asked = record(response.file);
+        const lines = (rebuilt(path!) ?? "").split("\n");
+        const start = Number(asked.startLine);
+        const end = start + Number(asked.numLines) - 1;
+        if (meta !== undefined && SHORT_MODES.has(meta.mode)) {
+          safety.checked++;
+          const wrong = checkCachedAnswer(String(f.content ?? ""), model.view(path!), lines, {
+            start,
+            end,
+          });
+          if (wrong !== undefined) safety.violations++;
+        }
+        if (end >= start) model.read(path!, start, lines.slice(start - 1, end), lines.length);
         const rewritten = structuredClone(row);
         const c = record(rewritten.message).content as Record<string, unknown>[];
         c[0] = { ...c[0], content: shown };

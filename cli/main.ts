@@ -335,8 +335,11 @@ sessions are skipped; .json files found in one count only when they are OpenCode
 OpenCode sessions without readcache are not replayed (OpenCode's read output does not show the
 file exactly): their reads count as sent in full on both sides, and the report says so. Claude
 Code transcripts without readcache are replayed through the Claude Code host, on files rebuilt
-from what the transcript showed (reads it cannot judge counted apart, with the reason). A
-subagent's transcript (<session>/subagents/agent-<id>.jsonl) counts within its session.
+from what the transcript showed (reads it cannot judge counted apart, with the reason). Every
+short answer of a replay (pi's or Claude Code's) is checked against what the session's outputs
+had shown the model, and the report says how many were wrong. A subagent's transcript
+(<session>/subagents/agent-<id>.jsonl) counts within its session, also when the session's
+transcript is named on its own.
 
 Examples:
   $ readcache savings

@@ -547,7 +547,7 @@ export async function savingsCommand(paths: string[], options: SavingsOptions): 
     sessions.push(
       await claudeSessionSavings(
         f,
-        subagentsOf.get(resolve(f.path)) ?? [],
+        subagentsOf.get(resolve(f.path)) ?? await subagentsBeside(f.path),
         options.replay !== false,
       ),
     );
@@ -619,6 +619,27 @@ export async function savingsCommand(paths: string[], options: SavingsOptions): 
  * (cli/savings_replay.ts); a session the replay skips, or all of them when it cannot run, keep the
  * estimate from their own reads, with the reason.
  */
+/**
+ * The transcripts of a Claude Code session's subagents, beside its own
+ * (`<session>/subagents/agent-<id>.jsonl`), for a transcript named on its own; any that cannot be
+ * read are left out.
+ */
+async function subagentsBeside(path: string): Promise<ClaudeSessionFile[]> {
+  if (!path.endsWith(".jsonl")) return [];
+  const dir = join(path.slice(0, -".jsonl".length), "subagents");
+  const out: ClaudeSessionFile[] = [];
+  try {
+    for await (const e of Deno.readDir(dir)) {
+      if (!e.isFile || !/^agent-[^/]+\.jsonl$/.test(e.name)) continue;
+      const s = await readAnySessionFile(join(dir, e.name), EXIT_PROBLEM).catch(() => undefined);
+      if (s?.host === "claude") out.push(s.file);
+    }
+  } catch {
+    return out;
+  }
+  return out.sort((a, b) => a.path.localeCompare(b.path));
+}
+
 async function estimateByReplay(
   sessions: SessionSavings[],
   piFiles: ReadonlyMap<string, SessionFile>,
@@ -812,10 +833,6 @@ function totalLines(totals: SavingsTotals, style: TextStyle): string[] {
         "on files rebuilt from what the session's outputs showed (the replay of " +
         "deno task bench:real)",
     );
-    const v = totals.safety;
-    const check = `  check: ${plural(v.checked, "short answer")} checked against what the model ` +
-      `had been shown: ${v.violations} wrong`;
-    out.push(v.violations > 0 ? style.bad(check) : check);
   }
   const byTranscript = totals.estimates.transcript;
   if (byTranscript > 0) {
@@ -826,6 +843,12 @@ function totalLines(totals: SavingsTotals, style: TextStyle): string[] {
         "have sent is an estimate: the transcript's calls run again through the Claude Code host, " +
         "on files rebuilt from what the session's reads, writes and edits showed",
     );
+  }
+  if (byReplay + byTranscript > 0) {
+    const v = totals.safety;
+    const check = `  check: ${plural(v.checked, "short answer")} checked against what the model ` +
+      `had been shown: ${v.violations} wrong`;
+    out.push(v.violations > 0 ? style.bad(check) : check);
   }
   const nj = notJudgedWords(totals);
   if (nj !== undefined) out.push(style.warn(`  ${nj}`));

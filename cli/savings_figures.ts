@@ -121,7 +121,10 @@ export interface SessionSavings {
   replaySkipped?: string;
   /** With `estimate: "replay"`: reads left out of both sides, by reason (`NOT_JUDGED`). */
   notJudged?: Partial<Record<NotJudgedReason, ReadsAndBytes>>;
-  /** With `estimate: "replay"`: cached answers checked against the model's context. */
+  /**
+   * With `estimate: "replay"` or `"transcript"`: short answers checked against what the
+   * session's outputs showed the model.
+   */
   safety?: { checked: number; violations: number };
   /** Per file. */
   files: FileSavings[];

@@ -132,7 +132,6 @@ export function savingsHtml(
     }</td><td>${escapeXml(bytesInWords(f.savedBytes))}</td></tr>`
   ).join("\n");
   const share = shareWords(totals);
-  const replayed = totals.sessions - totals.withReadcache;
   const notes: string[] = [];
   if (totals.withReadcache > 0) {
     notes.push(
@@ -143,22 +142,35 @@ export function savingsHtml(
         "model wrote).</li>",
     );
   }
-  const { replay: byReplay } = totals.estimates;
+  const { replay: byReplay, transcript: byTranscript } = totals.estimates;
   if (byReplay > 0) {
     notes.push(
       `<li><b>replayed</b>: ${
         plural(byReplay, "session")
       } ran without readcache; what pi sent is measured, what readcache would have sent is an ` +
         "estimate: the session's own calls run again through pi and the extension, on files " +
-        "rebuilt from what the session's outputs showed (the replay of deno task bench:real). " +
-        `${plural(totals.safety.checked, "short answer")} checked against what the model had ` +
+        "rebuilt from what the session's outputs showed (the replay of deno task bench:real).</li>",
+    );
+  }
+  if (byTranscript > 0) {
+    notes.push(
+      `<li><b>replayed</b>: ${
+        plural(byTranscript, "Claude Code session")
+      } ran without readcache; what Claude Code sent is measured, what readcache would have sent ` +
+        "is an estimate: the transcript's calls run again through the Claude Code host, on files " +
+        "rebuilt from what the session's reads, writes and edits showed.</li>",
+    );
+  }
+  if (byReplay + byTranscript > 0) {
+    notes.push(
+      `<li>${plural(totals.safety.checked, "short answer")} checked against what the model had ` +
         `been shown: ${totals.safety.violations} wrong.</li>`,
     );
   }
-  if (replayed > byReplay) {
+  if (totals.estimates.session > 0) {
     notes.push(
       `<li><b>replayed</b>: ${
-        plural(replayed - byReplay, "session")
+        plural(totals.estimates.session, "session")
       } ran without readcache; what pi sent is measured, what readcache would have sent is its ` +
         "read decision replayed over the session's own reads only.</li>",
     );

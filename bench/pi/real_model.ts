@@ -47,6 +47,11 @@ export class ModelContext {
     this.#files.clear();
   }
 
+  /** The model was shown text of the file that cannot be placed line by line: nothing of it counts. */
+  forget(path: string): void {
+    this.#files.delete(path);
+  }
+
   view(path: string): FileView | undefined {
     return this.#files.get(path);
   }

@@ -459,7 +459,10 @@ Deno.test({
   },
 });
 
-/** One scripted session: files, reads and re-reads, an edit, a sed, a cat, a Grep, /compact. */
+/**
+ * One scripted session: files, reads and re-reads, an edit, a sed, a cat, a Grep, a subagent,
+ * /compact, --resume.
+ */
 async function recordScripted(withCache: boolean) {
   const s = await startClaudeSandbox(bin, withCache ? "readcache" : undefined);
   const service = withCache
@@ -494,6 +497,18 @@ async function recordScripted(withCache: boolean) {
         input: { pattern: "line 2[0-9]:", output_mode: "content", "-n": true },
       }],
     };
+    const agent = {
+      calls: [{
+        name: "Agent",
+        input: {
+          description: "look",
+          prompt: "SUBTASK-9 read c.txt",
+          subagent_type: "general-purpose",
+          run_in_background: false,
+        },
+      }],
+    };
+    s.api.agents.set("SUBTASK-9", [read("c.txt"), { text: "sub done" }]);
     s.api.queue.push(
       read("a.txt"),
       read("b.txt"),
@@ -507,6 +522,9 @@ async function recordScripted(withCache: boolean) {
       grep,
       read("a.txt", { offset: 20, limit: 10 }),
       read("b.txt"),
+      agent,
+      read("c.txt"),
+      read("c.txt"),
       { text: "done" },
     );
     await ok(s, ["-p", "go"]);
@@ -516,12 +534,24 @@ async function recordScripted(withCache: boolean) {
     const projects = join(s.configDir, "projects");
     const dir = join(projects, [...Deno.readDirSync(projects)][0].name);
     const file = [...Deno.readDirSync(dir)].find((f) => f.name.endsWith(".jsonl"))!.name;
-    const transcript = await Deno.makeTempFile({ suffix: ".jsonl" });
+    s.api.queue.push(read("b.txt"), read("b.txt", { offset: 5, limit: 10 }), { text: "done" });
+    await ok(s, ["--resume", file.slice(0, -".jsonl".length), "-p", "resumed"]);
+    // the session as `readcache savings` finds it: its transcript and its subagents' beside it
+    const copy = await Deno.makeTempDir();
+    const transcript = join(copy, file);
     await Deno.copyFile(join(dir, file), transcript);
+    const subagents = join(dir, file.slice(0, -".jsonl".length), "subagents");
+    await Deno.mkdir(join(copy, file.slice(0, -".jsonl".length), "subagents"), { recursive: true });
+    for (const f of Deno.readDirSync(subagents)) {
+      await Deno.copyFile(
+        join(subagents, f.name),
+        join(copy, file.slice(0, -".jsonl".length), "subagents", f.name),
+      );
+    }
     const by = s.toolResults();
     const sent = s.api.calls.filter((c) => c.name === "Read")
       .reduce((n, c) => n + new TextEncoder().encode(by.get(c.id) ?? "").length, 0);
-    return { transcript, sent };
+    return { transcript, copy, sent };
   } finally {
     await s.close();
     await service?.close();
@@ -559,11 +589,16 @@ Deno.test({
           (off * 100).toFixed(1)
         }%)`,
       );
-      // the read after `sed -i` the replay cannot apply: not judged, with its reason
+      // the read after `sed -i` the replay cannot apply: not judged, with its reason; the
+      // subagent's read too (its transcript keeps no results to rebuild files from)
       assert.equal(estimated.notJudged?.unapplied?.reads, 1, JSON.stringify(estimated.notJudged));
+      assert.equal(estimated.notJudged?.subagent?.reads, 1, JSON.stringify(estimated.notJudged));
+      // every short answer checked against what the transcript showed the model
+      assert.ok(estimated.safety.checked >= 5, JSON.stringify(estimated.safety));
+      assert.equal(estimated.safety.violations, 0);
     } finally {
-      await Deno.remove(truth.transcript);
-      await Deno.remove(input.transcript);
+      await Deno.remove(truth.copy, { recursive: true });
+      await Deno.remove(input.copy, { recursive: true });
     }
   },
 });

@@ -289,6 +289,75 @@ Deno.test("readcache savings reads Claude Code transcripts, with and without rea
   }
 });
 
+Deno.test("the Claude Code estimate checks every short answer against what the transcript showed; a host that answers a first read with a marker is caught", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const { ClaudeTranscriptWriter } = await import("../../scripts/claude/transcript_writer.ts");
+    const { replayClaudeSession } = await import("../../cli/claude_savings.ts");
+    const { readAnySessionFile } = await import("../../cli/support/sessions.ts");
+    const off = await ClaudeTranscriptWriter.create(join(dir, "off"), 6);
+    const none = { handle: () => Promise.resolve({}) } as unknown as ClaudeCodeHost;
+    for (let step = 0; step < 40; step++) await off.step(none, step);
+    const s = await readAnySessionFile(off.path);
+    if (s.host !== "claude") throw new Error("not read as a Claude Code transcript");
+
+    const honest = await replayClaudeSession(s.file);
+    assert.ok(honest.safety!.checked > 10, JSON.stringify(honest.safety));
+    assert.equal(honest.safety!.violations, 0);
+
+    // the planted fault: the first read of each file answered "unchanged"
+    const real = new ClaudeCodeHost({ storeFor: () => new MemoryObjectStore() });
+    const firsts = new Set<string>();
+    const planted = {
+      async handle(input: unknown) {
+        const out = await real.handle(input);
+        const i = input as { hook_event_name: string; tool_name: string; tool_response?: unknown };
+        if (i.hook_event_name !== "PostToolUse" || i.tool_name !== "Read") return out;
+        const r = (out.hookSpecificOutput?.updatedToolOutput ?? i.tool_response) as {
+          file: { filePath: string; totalLines: number; readcache?: Record<string, unknown> };
+        };
+        if (firsts.has(r.file.filePath)) return out;
+        firsts.add(r.file.filePath);
+        const text = `[readcache: unchanged, ${r.file.totalLines} lines]`;
+        const file = {
+          ...r.file,
+          content: text,
+          numLines: 1,
+          startLine: 0,
+          readcache: {
+            ...r.file.readcache,
+            mode: "unchanged",
+            baseHash: r.file.readcache?.servedHash,
+          },
+        };
+        return {
+          hookSpecificOutput: {
+            hookEventName: "PostToolUse" as const,
+            updatedToolOutput: { ...r, file },
+          },
+        };
+      },
+    };
+    const caught = await replayClaudeSession(s.file, { host: planted });
+    assert.equal(caught.safety!.violations, 6, JSON.stringify(caught.safety));
+
+    const text = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "--quiet", "cli/main.ts", "savings", off.path],
+      env: { NO_COLOR: "1" },
+      stdout: "piped",
+    }).output();
+    assert.match(
+      new TextDecoder().decode(text.stdout),
+      new RegExp(
+        `check: ${honest.safety!.checked} short answers checked against what the model had ` +
+          "been shown: 0 wrong",
+      ),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("readcache status reads a Claude Code transcript: what the model holds, next reads", async () => {
   const dir = await Deno.makeTempDir();
   try {
