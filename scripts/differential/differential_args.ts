@@ -5,7 +5,11 @@
 /** The usage line of the differential mode. */
 export const DIFFERENTIAL_USAGE =
   'usage: deno task conformance --random <N> --cmd "<port command>" [--seed <S>] ' +
-  "[--timeout <seconds>] [--shrink <K>] [--out <file.json>] [--no-tools] [--no-symlinks] [--no-in-flight]";
+  "[--host pi|opencode|claude-code] [--timeout <seconds>] [--shrink <K>] [--out <file.json>] " +
+  "[--no-tools] [--no-symlinks] [--no-in-flight]";
+
+/** The hosts whose terms a port may answer in (`--host`; pi's are the reference's). */
+export const DIFFERENTIAL_HOSTS = ["pi", "opencode", "claude-code"] as const;
 
 /**
  * Stable codes of {@linkcode DifferentialArgsError}.
@@ -21,6 +25,7 @@ export type DifferentialArgsCode =
   | "BAD_SEED"
   | "BAD_TIMEOUT"
   | "BAD_SHRINK"
+  | "BAD_HOST"
   | "MISSING_CMD"
   | "MISSING_VALUE"
   | "UNKNOWN_ARGUMENT";
@@ -60,7 +65,7 @@ export class DifferentialArgsError extends Error {
  * ```ts
  * import type { DifferentialArgs } from "./differential_args.ts";
  * const a: DifferentialArgs = { sessions: 30, seed: 1, cmd: "./port", timeoutSeconds: 30,
- *   shrinkBudget: 200, generator: {} };
+ *   shrinkBudget: 200, host: "pi", generator: {} };
  * ```
  */
 export interface DifferentialArgs {
@@ -74,6 +79,12 @@ export interface DifferentialArgs {
   timeoutSeconds: number;
   /** Most port runs spent minimising the first difference (`--shrink`, default 200; 0: none). */
   shrinkBudget: number;
+  /**
+   * The host whose terms the port answers in (`--host`, default `pi`): the reference's answers
+   * are rewritten to them (and steps that do not apply to the host are not compared), as the
+   * host port's own vector mode does.
+   */
+  host?: (typeof DIFFERENTIAL_HOSTS)[number];
   /** Where to write the minimised session as a scenario vector (`--out`). */
   out?: string;
   /** Generator switches: no `bash`/`grep` steps, no `symlink` steps, no in-flight reads. */
@@ -97,7 +108,7 @@ const INTEGER = /^-?\d+$/;
 export function parseDifferentialArgs(args: readonly string[]): DifferentialArgs {
   const values = new Map<string, string>();
   const flags = new Set<string>();
-  const withValue = ["--random", "--seed", "--cmd", "--timeout", "--shrink", "--out"];
+  const withValue = ["--random", "--seed", "--cmd", "--timeout", "--shrink", "--out", "--host"];
   const switches = ["--no-tools", "--no-symlinks", "--no-in-flight"];
   for (let i = 0; i < args.length; i++) {
     const a = args[i];
@@ -158,6 +169,23 @@ export function parseDifferentialArgs(args: readonly string[]): DifferentialArgs
   if (flags.has("--no-tools")) generator.tools = false;
   if (flags.has("--no-symlinks")) generator.symlinks = false;
   if (flags.has("--no-in-flight")) generator.inFlight = false;
+  const hostText = values.get("--host") ?? "pi";
+  const host = DIFFERENTIAL_HOSTS.find((h) => h === hostText);
+  if (host === undefined) {
+    throw new DifferentialArgsError(
+      "BAD_HOST",
+      `--host needs one of ${DIFFERENTIAL_HOSTS.join(", ")}, got ${JSON.stringify(hostText)}`,
+    );
+  }
   const out = values.get("--out");
-  return { sessions, seed, cmd, timeoutSeconds, shrinkBudget, generator, ...(out ? { out } : {}) };
+  return {
+    sessions,
+    seed,
+    cmd,
+    timeoutSeconds,
+    shrinkBudget,
+    host,
+    generator,
+    ...(out ? { out } : {}),
+  };
 }

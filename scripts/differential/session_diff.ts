@@ -86,6 +86,24 @@ export type SessionDiff =
   }
   | { kind: "reference-failed"; reason: string };
 
+/**
+ * How a host port's answers are compared (the host's expectation rule, such as
+ * `claudeVector`): the vector with the reference's answers rewritten in the host's terms, or the
+ * steps that do not apply to the host, by reason.
+ *
+ * @example
+ * ```ts
+ * import type { ExpectAs } from "./session_diff.ts";
+ * const pi: ExpectAs = (vector) => ({ applies: true, vector });
+ * ```
+ */
+export type ExpectAs = (
+  vector: Scenario,
+) => { applies: true; vector: Scenario } | {
+  applies: false;
+  reasons: Partial<Record<string, number[]>>;
+};
+
 function errorText(e: unknown): string {
   return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
 }
@@ -106,6 +124,7 @@ export async function diffSession(
   input: ScenarioInput,
   port: PortRunner,
   title = "a random session",
+  expectAs?: ExpectAs,
 ): Promise<SessionDiff> {
   const reads = input.steps.filter((s) => s.op === "read").length;
   // the port starts first and runs while the reference does (a port is a process of its own)
@@ -129,6 +148,15 @@ export async function diffSession(
     // a random session with a step this port cannot run: nothing to compare, and no fault
     const { step, reason } = out.value.notApplicable;
     return { kind: "not-applicable", reads, step, reason };
+  }
+  if (expectAs !== undefined) {
+    // a host port answers in its host's terms: the reference's answers are rewritten to them
+    const host = expectAs(vector);
+    if (!host.applies) {
+      const [reason, steps] = Object.entries(host.reasons)[0] ?? ["(no reason)", [0]];
+      return { kind: "not-applicable", reads, step: steps?.[0] ?? 0, reason };
+    }
+    vector = host.vector;
   }
   const verdict = compareScenario(vector, out.value);
   if (verdict.problems.length === 0) {

@@ -20,7 +20,14 @@ import { writeFileSync } from "node:fs";
 import fc from "fast-check";
 import { runPort } from "../../src/conformance/port_process.ts";
 import { minimiseSession } from "../differential/minimise_session.ts";
-import { diffSession, type PortRunner, type SessionDiff } from "../differential/session_diff.ts";
+import {
+  diffSession,
+  type ExpectAs,
+  type PortRunner,
+  type SessionDiff,
+} from "../differential/session_diff.ts";
+import { claudeVector } from "../claude/claude_expectations.ts";
+import { openCodeVector } from "../opencode/opencode_expectations.ts";
 import { scenarioInput } from "../../src/conformance/vector_schema.ts";
 import {
   compileSession,
@@ -84,7 +91,7 @@ function idOf(seed: number, session: number): string {
  * ```ts ignore
  * import { runDifferential } from "./differential.ts";
  * const r = await runDifferential({ sessions: 30, seed: 7, cmd: "./my-port", timeoutSeconds: 30,
- *   shrinkBudget: 200, generator: {} });
+ *   shrinkBudget: 200, host: "pi", generator: {} });
  * r.found === undefined; // no difference in 30 sessions
  * ```
  */
@@ -93,6 +100,11 @@ export async function runDifferential(
   onProgress?: (done: number, total: number) => void,
 ): Promise<DifferentialResult> {
   const port: PortRunner = (input) => runPort(args.cmd, args.timeoutSeconds, input);
+  const expectAs: ExpectAs | undefined = args.host === "claude-code"
+    ? claudeVector
+    : args.host === "opencode"
+    ? openCodeVector
+    : undefined;
   const samples = fc.sample(sessionArb(args.generator), {
     seed: args.seed,
     numRuns: args.sessions,
@@ -107,7 +119,7 @@ export async function runDifferential(
   for (const [i, s] of samples.entries()) {
     const vector = compileSession(s, idOf(args.seed, i), args.generator);
     const title = `random session ${i} of seed ${args.seed >>> 0}`;
-    const d = await diffSession(scenarioInput(vector), port, title);
+    const d = await diffSession(scenarioInput(vector), port, title, expectAs);
     result.sessions++;
     onProgress?.(i + 1, args.sessions);
     if (d.kind === "not-applicable") {
@@ -126,13 +138,18 @@ export async function runDifferential(
     // keep a candidate only when it fails the same way: a difference stays a difference
     let last: Failure = d;
     const m = await minimiseSession(vector, async (c) => {
-      const cd = await diffSession(scenarioInput(c), port, `${title}, minimised`);
+      const cd = await diffSession(scenarioInput(c), port, `${title}, minimised`, expectAs);
       if (cd.kind !== d.kind) return false;
       last = cd;
       return true;
     }, { budget: args.shrinkBudget, sanitize: sanitizeScenario });
     // the outcome on the minimised session itself (the last failing candidate may be another)
-    const final = await diffSession(scenarioInput(m.vector), port, `${title}, minimised`);
+    const final = await diffSession(
+      scenarioInput(m.vector),
+      port,
+      `${title}, minimised`,
+      expectAs,
+    );
     result.found = {
       session: i,
       originalSteps: vector.steps.length,

@@ -196,10 +196,33 @@ Deno.test("bad arguments of the random mode have stable codes (exit 2)", async (
   assert.equal(codeOf(["--random", "3", "--cmd", "p", "--timeout", "0"]), "BAD_TIMEOUT");
   assert.equal(codeOf(["--random", "3", "--cmd", "p", "--shrink", "-1"]), "BAD_SHRINK");
   assert.equal(codeOf(["--random", "3", "--cmd", "p", "scenario"]), "UNKNOWN_ARGUMENT");
+  assert.equal(codeOf(["--random", "3", "--cmd", "p", "--host", "vim"]), "BAD_HOST");
+  assert.equal(codeOf(["--random", "3", "--cmd", "p", "--host", "claude-code"]), "none");
   assert.equal(codeOf(["--random", "3", "--cmd", "p", "--seed", "5"]), "none");
   const r = await conformanceRun(["--random", "ten", "--cmd", "p"]);
   assert.equal(r.code, 2);
   assert.match(r.stderr, /BAD_RANDOM: --random needs a whole number of at least 1, got "ten"/);
+});
+
+Deno.test("a host port answers in its host's terms: with --host the reference's answers are rewritten to them", async () => {
+  const port = `'${Deno.execPath()}' run -A '${
+    join(repo, "scripts", "claude", "port_claude.ts")
+  }' --stdin`;
+  const r = await conformanceRun([
+    "--random",
+    "12",
+    "--seed",
+    "1201",
+    "--host",
+    "claude-code",
+    "--cmd",
+    port,
+  ]);
+  assert.equal(r.code, 0, r.stdout + r.stderr);
+  const m = /^12 sessions, (\d+) reads compared, (\d+) not applicable, 0 differences$/.exec(
+    r.summary,
+  );
+  assert.ok(m !== null && Number(m[1]) > 0, r.summary);
 });
 
 Deno.test("vectors/README.md documents the command, its last line and its options", () => {
@@ -207,7 +230,7 @@ Deno.test("vectors/README.md documents the command, its last line and its option
   const section = readme.slice(readme.indexOf("## Differential testing on random sessions"));
   assert.match(section, /deno task conformance --random 200 --cmd "python3 my_port.py"/);
   assert.match(section, /`N sessions, N reads compared, N not applicable, N differences`/);
-  for (const option of ["--seed", "--out", "--shrink", "--no-tools", "--no-symlinks"]) {
+  for (const option of ["--seed", "--out", "--shrink", "--no-tools", "--no-symlinks", "--host"]) {
     assert.ok(section.includes(option), option);
   }
 });

@@ -2033,7 +2033,9 @@ class Compiler {
         : `zeta${g.w}`,
     };
     const dir = name.includes("/") ? name.slice(0, name.lastIndexOf("/")) : ".";
-    if (g.where === 1) step.path = shellPath(name, g.form);
+    // every numbered line is cut at 100 matches: over several files, which rows pi shows then
+    // depends on the order ripgrep walks them in (pi does not sort), so that search is of the file
+    if (g.where === 1 || step.pattern === "[0-9]") step.path = shellPath(name, g.form);
     else if (g.where === 2) step.path = g.form % 2 === 1 && dir !== "." ? `./${dir}` : dir;
     if (g.deferred && this.inFlight) step.persist = "deferred";
     else if (!g.persist && this.inFlight) step.persist = false;
