@@ -1059,6 +1059,31 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
   // SPEC §5.9 rule 2 over everything`,
   },
   {
+    name: "edit-held-from-line-1-without-line-break",
+    rule:
+      "SPEC §5.9: the lines held from line 1 on end with the line break after the last of them when placing a text not in the view: a text that starts with a line break can begin at that last line",
+    file: "src/core/edit.ts",
+    find: '      const tail = text + "\\n";',
+    replace: "      const tail = text;",
+  },
+  {
+    name: "edit-whitespace-only-text-refused",
+    rule:
+      "SPEC §5.9: pi refuses only an old text that is empty as typed; one of whitespace only is found by the normalising match at the start",
+    file: "src/core/edit.ts",
+    find: "    if (es[i].oldText.length === 0) {",
+    replace: "    if (fuzzyForm(es[i].oldText).length === 0) {",
+  },
+  {
+    name: "edit-whitespace-only-text-found-once",
+    rule:
+      "SPEC §5.9: a whitespace-only old text is counted as pi counts it (the normalised text split at an empty text: one occurrence per UTF-16 unit, less one)",
+    file: "src/core/edit.ts",
+    find: "    const count = fuzzyBase.split(fuzzyForm(es[i].oldText)).length - 1;",
+    replace:
+      '    const count = fuzzyForm(es[i].oldText) === "" ? 1 : fuzzyBase.split(fuzzyForm(es[i].oldText)).length - 1;',
+  },
+  {
     name: "grep-walk-skips-hidden-files",
     rule:
       "SPEC §10: a grep step searches hidden files and directories (pi's grep runs ripgrep with --hidden)",
