@@ -26,11 +26,14 @@
  * `output-cut` (a command or a search whose output pi cuts: pi's grep shows
  * at most 100 matches and cuts lines over 500 characters, Claude Code's
  * `Grep` as this port runs it shows every match whole), `pi-text` (an expectation in
- * pi's words with no Claude Code counterpart).
+ * pi's words with no Claude Code counterpart), `diff-margin` (an expected diff so near the size a
+ * diff may have that the host's, whose headers name the absolute path, may be over it).
  *
  * @module
  */
+import { tmpdir } from "node:os";
 import { renderBaselineRead } from "../../src/core/baseline.ts";
+import { DEFAULT_DECISION_CONFIG } from "../../src/core/decision.ts";
 import type { Scenario, ScenarioStep } from "../../src/conformance/vector_schema.ts";
 import { applyPiEdit } from "../../src/core/edit.ts";
 import { bytesOf, contentReason, VirtualFiles } from "../opencode/opencode_expectations.ts";
@@ -54,7 +57,19 @@ export const NOT_APPLICABLE = {
   tree: "a move to a point from before a fork (another transcript)",
   "output-cut": "a command or a search whose output pi cuts",
   "pi-text": "an expectation in pi's words with no Claude Code counterpart",
+  "diff-margin":
+    "a diff near the size a diff may have: the host's headers name the file by its absolute path, so its diff is longer and may be over the limit",
 } as const;
+
+/**
+ * How much longer the host's diff headers can be than the vector's (bytes): each of its two
+ * header lines names the file by its absolute path under the port's project directory, a
+ * temporary directory.
+ */
+const PATH_ROOM = 2 * (tmpdir().length + "/readcache-claude-port-XXXXXXXX/".length);
+
+/** A diff the core serves: under this share of the plain answer's bytes (its default). */
+const DIFF_BYTES_RATIO = DEFAULT_DECISION_CONFIG.maxDiffBytesRatio;
 
 /** A reason of {@linkcode NOT_APPLICABLE}. */
 export type NotApplicableReason = keyof typeof NOT_APPLICABLE;
@@ -217,6 +232,15 @@ function translate(
     mode !== "full" && mode !== "baseline_fallback" && mode !== null &&
     [e.text ?? "", ...(e.textIncludes ?? [])].some((t) => notice.test(t))
   ) no("pi-text", index);
+  if (mode === "diff" && e.text !== undefined) {
+    // the host's diff names the file by its absolute path: near the limit, it may not be served
+    const plain = s.offset === undefined && s.limit === undefined
+      ? bytes.length
+      : new TextEncoder().encode(pi.text).length;
+    if (new TextEncoder().encode(e.text).length + PATH_ROOM >= DIFF_BYTES_RATIO * plain) {
+      no("diff-margin", index);
+    }
+  }
   if (mode === "full" || mode === "baseline_fallback" || mode === null) {
     // a plain read: Claude Code's own lines of the window
     const own = lines.slice(start - 1, end).join("\n");

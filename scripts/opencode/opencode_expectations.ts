@@ -586,7 +586,7 @@ function translate(
   };
   if (e.mode === "partial") {
     // OpenCode's partial answer from the held lines pi's marker names, or OpenCode's own read
-    // (mode null) when it is not much smaller (SPEC §11.8)
+    // when it is not much smaller (SPEC §11.8)
     const g = PARTIAL_MARKER.exec(
       e.text ?? e.textIncludes?.find((t) => PARTIAL_MARKER.test(t)) ?? "",
     );
@@ -597,7 +597,8 @@ function translate(
     const partial = openCodePartialAnswer(view, text.split("\n"), heldOf(g[1]));
     const small = partial !== undefined &&
       encoder.encode(partial).length < maxBytesRatio * encoder.encode(view.text).length;
-    return small ? { mode: "partial", text: partial } : { mode: null, text: view.text };
+    // not small: OpenCode's own output, recorded as the plain answer it is (full, or a fallback)
+    return small ? { mode: "partial", text: partial } : { text: view.text };
   }
   if (e.text !== undefined) {
     const mode = e.mode ?? null;

@@ -640,7 +640,7 @@ function readcacheHooks(
       order.indexOf(s.callId) > mine && s.read.call !== undefined &&
       (s.read.call.pathKey === readCall.pathKey || s.read.call.name === readCall.name)
     );
-    const plan = planRead({
+    const input = {
       displayPath: args.filePath,
       pathKey: readCall.pathKey,
       ...coreRequest(view, limit),
@@ -649,18 +649,25 @@ function readcacheHooks(
       bypass: args.bypass_cache === true || servedLater || st.refreshed.has(readCall.pathKey) ||
         knowledge.opaqueInFlight() || writeInFlight(readCall, knowledge.pendingChanges()),
       config: options.config,
-    });
+    };
     const stores = storesFor(readCall.pathKey);
-    const decision = await decideWithStores(plan, stores);
+    let decision = await decideWithStores(planRead(input), stores);
+    const file = { lines: text.split("\n"), maxBytesRatio: options.config?.maxDiffBytesRatio };
+    let derived = openCodeAnswerText(decision, view, file);
+    if (decision.mode === "partial" && derived === undefined) {
+      // OpenCode's partial answer is not much smaller than its own: its own output stands, as the
+      // plain answer the core gives without partial answers (its metadata: what the model holds)
+      decision = await decideWithStores(
+        planRead({ ...input, config: { ...options.config, partialAnswers: false } }),
+        stores,
+      );
+      derived = openCodeAnswerText(decision, view, file);
+    }
     if (decision.store !== undefined) {
       await stores[0].put(decision.store.hash, decision.store.bytes).catch(() => undefined);
     }
     const meta = decision.details.readcache;
     if (meta === undefined || !scopeMatchesView(meta, view)) return unknown();
-    const derived = openCodeAnswerText(decision, view, {
-      lines: text.split("\n"),
-      maxBytesRatio: options.config?.maxDiffBytesRatio,
-    });
     if (decision.mode !== "full" && decision.mode !== "baseline_fallback") {
       if (derived === undefined) return unknown();
       output.output = derived + suffix;
