@@ -417,19 +417,17 @@ export class BranchKnowledge {
     pendingEdits: readonly PendingEdit[] = [],
   ): FileKnowledge {
     const trusts = new Map<string, PathTrust | undefined>();
-    let keyViews = this.#cursor.keyViews(pathKey);
-    let nameViews = this.#cursor.nameViews(name);
+    // the overlay's views of every identity and name its reads touch: a read in flight is
+    // checked against the views of its own name, which may be another than the request's
+    const keys = new Map<string, LineView[]>();
+    const names = new Map<string, LineView[]>();
     const sink: ViewSink = {
       trust: (k) => trusts.has(k) ? trusts.get(k) : this.#cursor.pathTrust(k),
       setTrust: (k, t) => void trusts.set(k, t),
-      addKeyView: (k, v) => {
-        if (k === pathKey) keyViews = addView(keyViews, v);
-      },
-      addNameView: (n, v) => {
-        if (n === name) nameViews = addView(nameViews, v);
-      },
-      keyViews: (k) => k === pathKey ? keyViews : this.#cursor.keyViews(k),
-      nameViews: (n) => n === name ? nameViews : this.#cursor.nameViews(n),
+      addKeyView: (k, v) => void keys.set(k, addView(sink.keyViews(k), v)),
+      addNameView: (n, v) => void names.set(n, addView(sink.nameViews(n), v)),
+      keyViews: (k) => keys.get(k) ?? this.#cursor.keyViews(k),
+      nameViews: (n) => names.get(n) ?? this.#cursor.nameViews(n),
     };
     let seq = this.#cursor.seq;
     const ids = new Set([pathKey, name]);
@@ -448,7 +446,7 @@ export class BranchKnowledge {
     // edits of the same message planned before, whose results are not on the branch yet
     for (const p of pendingEdits) applyEditEvent(sink, p.meta, p.call, ++seq);
     const trust = sink.trust(pathKey);
-    return { trust, keyViews, nameViews };
+    return { trust, keyViews: sink.keyViews(pathKey), nameViews: sink.nameViews(name) };
   }
 
   /**

@@ -1084,6 +1084,15 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
       '    const count = fuzzyForm(es[i].oldText) === "" ? 1 : fuzzyBase.split(fuzzyForm(es[i].oldText)).length - 1;',
   },
   {
+    name: "overlay-keeps-only-the-request-name",
+    rule:
+      "SPEC §6.3: the reads in flight are applied as replay applies them: each checked against the views of its own name, also when the request names the file otherwise",
+    file: "src/core/knowledge.ts",
+    find: "      addNameView: (n, v) => void names.set(n, addView(sink.nameViews(n), v)),",
+    replace:
+      "      addNameView: (n, v) => {\n        if (n === name) names.set(n, addView(sink.nameViews(n), v));\n      },",
+  },
+  {
     name: "grep-walk-skips-hidden-files",
     rule:
       "SPEC §10: a grep step searches hidden files and directories (pi's grep runs ripgrep with --hidden)",
