@@ -1093,6 +1093,16 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
       "      addNameView: (n, v) => {\n        if (n === name) names.set(n, addView(sink.nameViews(n), v));\n      },",
   },
   {
+    name: "refresh-recorded-range-of-missing-file",
+    rule:
+      "SPEC §11.2: a refresh of a missing path is an error and records nothing, also for a range whose scope a read recorded",
+    file: "src/shell/read_service.ts",
+    find:
+      "  const file = refreshable(resolvedPath, typedPath);\n  if (shown !== undefined) return shown;",
+    replace:
+      "  if (shown !== undefined) return shown;\n  const file = refreshable(resolvedPath, typedPath);",
+  },
+  {
     name: "grep-walk-skips-hidden-files",
     rule:
       "SPEC §10: a grep step searches hidden files and directories (pi's grep runs ripgrep with --hidden)",
