@@ -1103,6 +1103,14 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
       "  if (shown !== undefined) return shown;\n  const file = refreshable(resolvedPath, typedPath);",
   },
   {
+    name: "bash-grep-n-rows-apart",
+    rule: "SPEC §5.10: touching rows of `grep -n P F` are one shown stretch",
+    file: "src/core/shell_view.ts",
+    find: "        shown.push(n);\n      }\n      return stretches(shown);",
+    replace:
+      "        shown.push(n);\n      }\n      return shown.map((n) => ({ start: n, end: n }));",
+  },
+  {
     name: "grep-walk-skips-hidden-files",
     rule:
       "SPEC §10: a grep step searches hidden files and directories (pi's grep runs ripgrep with --hidden)",
