@@ -1111,6 +1111,15 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
       "        shown.push(n);\n      }\n      return shown.map((n) => ({ start: n, end: n }));",
   },
   {
+    name: "search-filter-chain-followed",
+    rule:
+      "SPEC §5.10: a search is followed by at most one filter; the rows a chain of filters kept show nothing",
+    file: "src/core/shell_view.ts",
+    find: "  if (rest.length === 0 || rest.length > 2) return undefined;",
+    replace:
+      '  if (rest.length > 2 && searchOf(rest[0].words[0]?.word ?? "", rest[0].words.slice(1).map((w) => w.word)) !== undefined && rest.slice(1).every((c) => rowFilter(c.words.map((w) => w.word)))) rest.length = 2;\n  if (rest.length === 0 || rest.length > 2) return undefined;',
+  },
+  {
     name: "grep-walk-skips-hidden-files",
     rule:
       "SPEC §10: a grep step searches hidden files and directories (pi's grep runs ripgrep with --hidden)",
