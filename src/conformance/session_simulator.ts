@@ -142,8 +142,9 @@ export function piBashOutput(command: string, cwd: string): string {
  * link met while walking a directory skipped, the path searched followed;
  * the cache's store `storeRoot` left out, as ripgrep leaves it out for the
  * store's `.ignore`) as `path:N: text`, the path relative to the
- * directory searched (the file's name when a file was searched), carriage
- * returns dropped, lines over 500 characters cut; at most 100 matches and
+ * directory searched (the file's name when a file was searched), a byte
+ * order mark that starts a file and carriage returns dropped, lines over 500
+ * characters cut; at most 100 matches and
  * 50 KB of whole rows, with pi's notices; `No matches found` when none.
  */
 export function runGrepStep(
@@ -164,7 +165,9 @@ export function runGrepStep(
   }
   for (const p of searchedFiles(at, storeRoot)) {
     const shown = isFile ? basename(p) : relative(at, p);
-    const lines = readFileSync(p, "utf8").replace(/\r\n/g, "\n").split("\n");
+    // ripgrep sniffs a UTF-8 byte order mark and drops it: the first row shows the line without
+    const lines = readFileSync(p, "utf8").replace(/^\uFEFF/, "").replace(/\r\n/g, "\n")
+      .split("\n");
     lines.forEach((l, i) => {
       if (rows.length >= GREP_MATCH_LIMIT || !re.test(l)) return;
       const text = l.replace(/\r/g, "");

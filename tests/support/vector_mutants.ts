@@ -1120,6 +1120,14 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
       '  if (rest.length > 2 && searchOf(rest[0].words[0]?.word ?? "", rest[0].words.slice(1).map((w) => w.word)) !== undefined && rest.slice(1).every((c) => rowFilter(c.words.map((w) => w.word)))) rest.length = 2;\n  if (rest.length === 0 || rest.length > 2) return undefined;',
   },
   {
+    name: "grep-step-keeps-bom",
+    rule:
+      "SPEC §10: a grep step drops a byte order mark that starts a file, as ripgrep does (the first row is not the file's first line)",
+    file: "src/conformance/session_simulator.ts",
+    find: '.replace(/^\\uFEFF/, "")',
+    replace: "",
+  },
+  {
     name: "grep-walk-skips-hidden-files",
     rule:
       "SPEC §10: a grep step searches hidden files and directories (pi's grep runs ripgrep with --hidden)",
