@@ -1128,6 +1128,15 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     replace: "",
   },
   {
+    name: "edit-fuzzy-normalises-only-fuzzy-texts",
+    rule:
+      "SPEC §5.9: once pi normalises the file, a replacement not in it as typed is normalised too, also one that matched the file exactly before",
+    file: "src/core/edit.ts",
+    find: "    const m = find(base, es[i].oldText);",
+    replace:
+      "    const exactBefore = fuzzy && normalized.includes(es[i].oldText);\n    const m = exactBefore\n      ? (base.includes(es[i].oldText) ? find(base, es[i].oldText) : undefined)\n      : find(base, es[i].oldText);",
+  },
+  {
     name: "grep-walk-skips-hidden-files",
     rule:
       "SPEC §10: a grep step searches hidden files and directories (pi's grep runs ripgrep with --hidden)",
