@@ -195,11 +195,15 @@ export async function claudeServiceRequest(
   timeoutMs = 2000,
 ): Promise<{ status: number; body: string } | undefined> {
   let conn: Deno.UnixConn | undefined;
+  let connectTimer: ReturnType<typeof setTimeout> | undefined;
   const timer = setTimeout(() => conn?.close(), timeoutMs);
   try {
+    const connecting = Deno.connect({ transport: "unix", path: join(dir, CLAUDE_SOCKET_NAME) });
     conn = await Promise.race([
-      Deno.connect({ transport: "unix", path: join(dir, CLAUDE_SOCKET_NAME) }),
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error("timeout")), timeoutMs)),
+      connecting,
+      new Promise<never>((_, reject) => {
+        connectTimer = setTimeout(() => reject(new Error("timeout")), timeoutMs);
+      }),
     ]);
     const payload = new TextEncoder().encode(body);
     const head = new TextEncoder().encode(
@@ -232,6 +236,7 @@ export async function claudeServiceRequest(
     return undefined;
   } finally {
     clearTimeout(timer);
+    clearTimeout(connectTimer);
     try {
       conn?.close();
     } catch {
