@@ -539,3 +539,26 @@ Deno.test("FsObjectStore: several OS processes writing the same objects at once"
     });
   });
 });
+
+Deno.test("MemoryObjectStore with maxBytes: the objects used longest ago go, the one just stored stays", async () => {
+  const store = new MemoryObjectStore(new Map(), { maxBytes: 10 });
+  const obj = (s: string) => {
+    const b = new TextEncoder().encode(s);
+    return { hash: sha256Hex(b), bytes: b };
+  };
+  const a = obj("aaaa");
+  const b = obj("bbbb");
+  const c = obj("cccc");
+  await store.put(a.hash, a.bytes);
+  await store.put(b.hash, b.bytes);
+  await store.get(a.hash); // a used now: b is the oldest
+  await store.put(c.hash, c.bytes);
+  assert.deepEqual(await store.stats(), { objects: 2, bytes: 8 });
+  assert.equal(await store.has(b.hash), false);
+  assert.ok(await store.get(a.hash));
+  assert.ok(await store.get(c.hash));
+  // one object over the bound is still kept (the one just stored)
+  const big = obj("x".repeat(20));
+  await store.put(big.hash, big.bytes);
+  assert.deepEqual(await store.stats(), { objects: 1, bytes: 20 });
+});

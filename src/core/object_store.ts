@@ -171,10 +171,27 @@ export function assertContentHash(hash: string, bytes: Uint8Array): void {
  */
 export class MemoryObjectStore implements ObjectStore {
   readonly #objects: Map<string, Uint8Array>;
+  readonly #maxBytes: number;
+  #bytes = 0;
 
-  /** `objects`: the map the store keeps its objects in (default: a new, private one). */
-  constructor(objects: Map<string, Uint8Array> = new Map()) {
+  /**
+   * `objects`: the map the store keeps its objects in (default: a new, private one);
+   * `maxBytes`: past this many bytes the objects used longest ago go (a long-lived process keeps
+   * a bounded memory; a lost base only makes a later answer plain).
+   *
+   * @example
+   * ```ts
+   * import { MemoryObjectStore } from "@readcache/core/rules";
+   * const store = new MemoryObjectStore(new Map(), { maxBytes: 64 * 1024 * 1024 });
+   * ```
+   */
+  constructor(
+    objects: Map<string, Uint8Array> = new Map(),
+    options: { maxBytes?: number } = {},
+  ) {
     this.#objects = objects;
+    this.#maxBytes = options.maxBytes ?? Infinity;
+    for (const stored of objects.values()) this.#bytes += stored.length;
   }
 
   /**
@@ -193,7 +210,16 @@ export class MemoryObjectStore implements ObjectStore {
     } catch (e) {
       return Promise.reject(e);
     }
-    if (!this.#objects.has(hash)) this.#objects.set(hash, bytes.slice());
+    if (!this.#objects.has(hash)) {
+      this.#objects.set(hash, bytes.slice());
+      this.#bytes += bytes.length;
+      // the objects used longest ago go first (the map's order), never the one just stored
+      for (const [h, stored] of this.#objects) {
+        if (this.#bytes <= this.#maxBytes || h === hash) break;
+        this.#objects.delete(h);
+        this.#bytes -= stored.length;
+      }
+    }
     return Promise.resolve();
   }
 
@@ -210,6 +236,11 @@ export class MemoryObjectStore implements ObjectStore {
   get(hash: string): Promise<Uint8Array | undefined> {
     const stored = this.#objects.get(hash);
     if (stored === undefined || sha256Hex(stored) !== hash) return Promise.resolve(undefined);
+    if (this.#maxBytes !== Infinity) {
+      // used now: it goes last
+      this.#objects.delete(hash);
+      this.#objects.set(hash, stored);
+    }
     return Promise.resolve(stored.slice());
   }
 

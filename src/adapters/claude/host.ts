@@ -189,6 +189,9 @@ const MAX_SESSIONS = 64;
 /** Served reads whose metadata the host keeps for transcripts that do not (subagents'). */
 const MAX_SERVED = 20_000;
 
+/** Bytes of bases of files outside projects the service keeps in memory at most. */
+const MAX_VOLATILE_BYTES = 256 * 1024 * 1024;
+
 /** File identities a session's snapshots cover at most (past it they start again). */
 const MAX_SEEN = 10_000;
 
@@ -432,7 +435,7 @@ export class ClaudeCodeHost {
   readonly #options: ClaudeCodeHostOptions;
   readonly #stores = new Map<string, ObjectStore>();
   /** Bases of files outside the project: this process only (SPEC §13.2). */
-  readonly #volatile = new MemoryObjectStore();
+  readonly #volatile = new MemoryObjectStore(new Map(), { maxBytes: MAX_VOLATILE_BYTES });
   readonly #sessions = new Map<string, SessionState>();
   /** Statuses of the held files as a call started (`PreToolUse`), by call id. */
   readonly #snapshots = new Map<string, CallSnapshot>();
