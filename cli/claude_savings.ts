@@ -411,7 +411,12 @@ export async function replayClaudeSession(
     const notJudged = { unseen: { reads: 0, bytes: 0 }, unapplied: { reads: 0, bytes: 0 } };
     // what the transcript showed the model, line by line (the check's own record)
     const model = new ModelContext();
-    const safety = { checked: 0, violations: 0 };
+    const safety = { checked: 0, violations: 0, notChecked: 0 };
+    // the check's record follows the rows one after another: once a row continues from another
+    // than the one before it (a rewind, `--resume-session-at`), what the model was shown on its
+    // branch is not that line any more, and the short answers after it are not checked
+    let lastUuid: string | undefined;
+    let rewound = false;
     counted.safety = safety;
     /** The rebuilt text of a file, only inside the rebuilt tree. */
     const rebuilt = (p: string): string | undefined => {
@@ -451,6 +456,13 @@ export async function replayClaudeSession(
       if (typeof row.cwd === "string" && session.cwd === "") session.cwd = row.cwd;
       const content = record(row.message).content;
       const blocks = Array.isArray(content) ? content.map(record) : [];
+      if (typeof row.uuid === "string") {
+        if (
+          lastUuid !== undefined && typeof row.parentUuid === "string" &&
+          row.parentUuid !== lastUuid
+        ) rewound = true;
+        lastUuid = row.uuid;
+      }
       if (row.type === "assistant") {
         await Deno.writeTextFile(transcript, JSON.stringify(row) + "\n", { append: true });
         for (const b of blocks) {
@@ -615,7 +627,8 @@ export async function replayClaudeSession(
         const lines = (rebuilt(path!) ?? "").split("\n");
         const start = Number(asked.startLine);
         const end = start + Number(asked.numLines) - 1;
-        if (meta !== undefined && SHORT_MODES.has(meta.mode)) {
+        if (meta !== undefined && SHORT_MODES.has(meta.mode) && rewound) safety.notChecked++;
+        else if (meta !== undefined && SHORT_MODES.has(meta.mode)) {
           safety.checked++;
           const wrong = checkCachedAnswer(String(f.content ?? ""), model.view(path!), lines, {
             start,

@@ -337,7 +337,8 @@ file exactly): their reads count as sent in full on both sides, and the report s
 Code transcripts without readcache are replayed through the Claude Code host, on files rebuilt
 from what the transcript showed (reads it cannot judge counted apart, with the reason). Every
 short answer of a replay (pi's or Claude Code's) is checked against what the session's outputs
-had shown the model, and the report says how many were wrong. A subagent's transcript
+had shown the model, and the report says how many were wrong (in a Claude Code session rewound in
+its own file, those after the rewind are not checked, and counted apart). A subagent's transcript
 (<session>/subagents/agent-<id>.jsonl) counts within its session, also when the session's
 transcript is named on its own.
 

@@ -847,7 +847,12 @@ function totalLines(totals: SavingsTotals, style: TextStyle): string[] {
   if (byReplay + byTranscript > 0) {
     const v = totals.safety;
     const check = `  check: ${plural(v.checked, "short answer")} checked against what the model ` +
-      `had been shown: ${v.violations} wrong`;
+      `had been shown: ${v.violations} wrong${
+        v.notChecked > 0
+          ? `; ${v.notChecked} not checked (after a rewind in a Claude Code session's file: the ` +
+            "check follows its rows one after another)"
+          : ""
+      }`;
     out.push(v.violations > 0 ? style.bad(check) : check);
   }
   const nj = notJudgedWords(totals);

@@ -125,7 +125,12 @@ export interface SessionSavings {
    * With `estimate: "replay"` or `"transcript"`: short answers checked against what the
    * session's outputs showed the model.
    */
-  safety?: { checked: number; violations: number };
+  safety?: {
+    checked: number;
+    violations: number;
+    /** Short answers after a rewind of the session in its file (the check follows one line). */
+    notChecked?: number;
+  };
   /** Per file. */
   files: FileSavings[];
 }
@@ -297,7 +302,7 @@ export interface SavingsTotals {
   /** Reads of replayed sessions left out of both sides, by reason. */
   notJudged: Partial<Record<NotJudgedReason, ReadsAndBytes>>;
   /** Cached answers of replayed sessions checked against the model's context. */
-  safety: { checked: number; violations: number };
+  safety: { checked: number; violations: number; notChecked: number };
   /** Why bench:real's replay was not used for some sessions (one line per reason). */
   replaySkipped: string[];
 }
@@ -331,7 +336,7 @@ export function totalsOf(sessions: readonly SessionSavings[]): SavingsTotals {
     notReplayedClaude: { sessions: 0, reads: 0, bytes: 0 },
     estimates: { replay: 0, session: 0, transcript: 0 },
     notJudged: {},
-    safety: { checked: 0, violations: 0 },
+    safety: { checked: 0, violations: 0, notChecked: 0 },
     replaySkipped: [],
   };
   for (const s of sessions) {
@@ -347,6 +352,7 @@ export function totalsOf(sessions: readonly SessionSavings[]): SavingsTotals {
     }
     t.safety.checked += s.safety?.checked ?? 0;
     t.safety.violations += s.safety?.violations ?? 0;
+    t.safety.notChecked += s.safety?.notChecked ?? 0;
     if (s.withReadcache) t.withReadcache++;
     t.hosts[s.host ?? "pi"]++;
     if (s.notReplayed) {

@@ -164,7 +164,12 @@ export function savingsHtml(
   if (byReplay + byTranscript > 0) {
     notes.push(
       `<li>${plural(totals.safety.checked, "short answer")} checked against what the model had ` +
-        `been shown: ${totals.safety.violations} wrong.</li>`,
+        `been shown: ${totals.safety.violations} wrong${
+          totals.safety.notChecked > 0
+            ? `; ${totals.safety.notChecked} not checked (after a rewind in a Claude Code ` +
+              "session's file: the check follows its rows one after another)"
+            : ""
+        }.</li>`,
     );
   }
   if (totals.estimates.session > 0) {

@@ -358,6 +358,95 @@ Deno.test("the Claude Code estimate checks every short answer against what the t
   }
 });
 
+Deno.test("the Claude Code estimate's check follows one line of rows: after a rewind its short answers are not checked, never counted wrong", async () => {
+  const { replayClaudeSession } = await import("../../cli/claude_savings.ts");
+  const v1 = Array.from({ length: 30 }, (_, i) => `line ${i + 1} of the file`).join("\n") + "\n";
+  const v2 = v1.replace("line 7 of the file", "line 7 changed");
+  const text = (t: string) => ({ content: t, numLines: t.split("\n").length, startLine: 1 });
+  const file = (t: string) => ({
+    type: "text",
+    file: { filePath: "/w/a.txt", ...text(t), totalLines: t.split("\n").length },
+  });
+  const base = { sessionId: "s1", cwd: "/w" };
+  const use = (id: string, name: string, input: Record<string, unknown>) => ({
+    role: "assistant",
+    content: [{ type: "tool_use", id, name, input }],
+  });
+  const result = (id: string, content: string) => ({
+    role: "user",
+    content: [{ type: "tool_result", tool_use_id: id, content }],
+  });
+  const rows = [
+    {
+      ...base,
+      type: "user",
+      uuid: "u1",
+      parentUuid: null,
+      message: { role: "user", content: "go" },
+    },
+    {
+      ...base,
+      type: "assistant",
+      uuid: "a1",
+      parentUuid: "u1",
+      message: use("t1", "Read", { file_path: "/w/a.txt" }),
+    },
+    {
+      ...base,
+      type: "user",
+      uuid: "r1",
+      parentUuid: "a1",
+      message: result("t1", v1),
+      toolUseResult: file(v1),
+    },
+    {
+      ...base,
+      type: "assistant",
+      uuid: "a2",
+      parentUuid: "r1",
+      message: use("t2", "Edit", {
+        file_path: "/w/a.txt",
+        old_string: "line 7 of the file",
+        new_string: "line 7 changed",
+      }),
+    },
+    {
+      ...base,
+      type: "user",
+      uuid: "r2",
+      parentUuid: "a2",
+      message: result("t2", "The file has been updated."),
+      toolUseResult: { filePath: "/w/a.txt", originalFile: v1 },
+    },
+    // rewound to before the edit: the model holds the file as read, the disk has the edit
+    {
+      ...base,
+      type: "user",
+      uuid: "u2",
+      parentUuid: "r1",
+      message: { role: "user", content: "again" },
+    },
+    {
+      ...base,
+      type: "assistant",
+      uuid: "a3",
+      parentUuid: "u2",
+      message: use("t3", "Read", { file_path: "/w/a.txt" }),
+    },
+    {
+      ...base,
+      type: "user",
+      uuid: "r3",
+      parentUuid: "a3",
+      message: result("t3", v2),
+      toolUseResult: file(v2),
+    },
+  ];
+  const s = await replayClaudeSession({ path: "s1.jsonl", mtimeMs: 0, bytes: 0, rows });
+  assert.equal(s.byMode.diff, 1, JSON.stringify(s.byMode));
+  assert.deepEqual(s.safety, { checked: 0, violations: 0, notChecked: 1 });
+});
+
 Deno.test("readcache status reads a Claude Code transcript: what the model holds, next reads", async () => {
   const dir = await Deno.makeTempDir();
   try {
