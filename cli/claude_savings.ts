@@ -279,14 +279,6 @@ export async function claudeSessionSavings(
   return out;
 }
 
-/** Answers that stand for text the model holds: each is checked. */
-const SHORT_MODES: ReadonlySet<string> = new Set([
-  "unchanged",
-  "unchanged_range",
-  "diff",
-  "partial",
-]);
-
 /**
  * What a row that is not a tool's result does to what the model was shown (the check's record):
  * a compaction, a summary or a cut of old results leaves nothing before it; a file attached to
@@ -627,14 +619,17 @@ export async function replayClaudeSession(
         const lines = (rebuilt(path!) ?? "").split("\n");
         const start = Number(asked.startLine);
         const end = start + Number(asked.numLines) - 1;
-        if (meta !== undefined && SHORT_MODES.has(meta.mode) && rewound) safety.notChecked++;
-        else if (meta !== undefined && SHORT_MODES.has(meta.mode)) {
-          safety.checked++;
-          const wrong = checkCachedAnswer(String(f.content ?? ""), model.view(path!), lines, {
-            start,
-            end,
-          });
-          if (wrong !== undefined) safety.violations++;
+        // a short answer stands for text the model holds
+        if (meta !== undefined && !isAnchorMode(meta.mode)) {
+          if (rewound) safety.notChecked++;
+          else {
+            safety.checked++;
+            const wrong = checkCachedAnswer(String(f.content ?? ""), model.view(path!), lines, {
+              start,
+              end,
+            });
+            if (wrong !== undefined) safety.violations++;
+          }
         }
         if (end >= start) model.read(path!, start, lines.slice(start - 1, end), lines.length);
         const rewritten = structuredClone(row);
