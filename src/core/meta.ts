@@ -383,6 +383,14 @@ const heldStretchSchema = z.strictObject({
   hash: z.string().regex(HEX64).optional(),
 }).refine((s) => s.end === undefined || s.end >= s.start, { message: "end is before start" });
 
+/** True when stretches are sorted and do not overlap (they may touch); only the last is open. */
+function inOrderApart(stretches: readonly { start: number; end?: number }[]): boolean {
+  return stretches.every((s, i) => {
+    const before = stretches[i - 1];
+    return i === 0 || (before.end !== undefined && s.start > before.end);
+  });
+}
+
 const ReadCacheEditMetaV1Schema: z.ZodType<ReadCacheEditMetaV1, unknown> = z.looseObject({
   v: z.literal(1),
   kind: z.literal("edit"),
@@ -395,6 +403,9 @@ const ReadCacheEditMetaV1Schema: z.ZodType<ReadCacheEditMetaV1, unknown> = z.loo
   shown: z.array(stretchSchema),
 }).refine((m) => m.held.length === m.shown.length, {
   message: "held and shown differ in length",
+}).refine((m) => inOrderApart(m.held) && inOrderApart(m.shown), {
+  message:
+    "held and shown stretches must be sorted and not overlap (only the last may run to the end)",
 }).transform((m): ReadCacheEditMetaV1 => ({
   v: 1,
   kind: "edit",

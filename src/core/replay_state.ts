@@ -23,10 +23,10 @@ import type { LineView } from "./view.ts";
  * @example
  * ```ts
  * import { REPLAY_STATE_FORMAT } from "@readcache/core/replay";
- * REPLAY_STATE_FORMAT; // 3
+ * REPLAY_STATE_FORMAT; // 4
  * ```
  */
-export const REPLAY_STATE_FORMAT = 3;
+export const REPLAY_STATE_FORMAT = 4;
 
 /**
  * The folded trust and views of one group of identities, in a

@@ -1120,6 +1120,42 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
       '  if (rest.length > 2 && searchOf(rest[0].words[0]?.word ?? "", rest[0].words.slice(1).map((w) => w.word)) !== undefined && rest.slice(1).every((c) => rowFilter(c.words.map((w) => w.word)))) rest.length = 2;\n  if (rest.length === 0 || rest.length > 2) return undefined;',
   },
   {
+    name: "edit-meta-overlapping-stretches-valid",
+    rule:
+      "SPEC §5.9: edit metadata whose held or shown stretches are out of order or overlap is not valid",
+    file: "src/core/meta.ts",
+    find: "}).refine((m) => inOrderApart(m.held) && inOrderApart(m.shown), {",
+    replace: "}).refine((m) => m !== undefined, {",
+  },
+  {
+    name: "tail-count-includes-empty-last-line",
+    rule:
+      "SPEC §5.10: `tail -n N` printed the whole file when N reaches its lines as tail counts them (without the empty line after a final line break)",
+    file: "src/core/shell_view.ts",
+    find: "      return shape.count >= total - 1 && same(text)",
+    replace: "      return shape.count >= total && same(text)",
+  },
+  {
+    name: "head-empty-last-line-not-printed",
+    rule:
+      "SPEC §5.10: the empty line after a final line break counts as printed: `head -n N` with N one past the file's last line of text printed as many lines as asked",
+    file: "src/core/shell_view.ts",
+    find:
+      "      return same(slice(1, last)) ? [{ start: 1, end: shape.count > total ? TO_END : last }] : [];",
+    replace:
+      '      return same(slice(1, last)) ? [{ start: 1, end: shape.count > (lines.at(-1) === "" ? total - 1 : total) ? TO_END : last }] : [];',
+  },
+  {
+    name: "head-every-line-shows-whole",
+    rule:
+      "SPEC §5.10: `head -n N` that printed every line of text of a file ending with a line break printed as many lines as asked: it does not show where the file ends",
+    file: "src/core/shell_view.ts",
+    find:
+      "      return same(slice(1, last)) ? [{ start: 1, end: shape.count > total ? TO_END : last }] : [];",
+    replace:
+      '      return same(slice(1, last)) ? [{ start: 1, end: shape.count >= (lines.at(-1) === "" ? total - 1 : total) ? TO_END : last }] : [];',
+  },
+  {
     name: "grep-step-keeps-bom",
     rule:
       "SPEC §10: a grep step drops a byte order mark that starts a file, as ripgrep does (the first row is not the file's first line)",
@@ -1186,6 +1222,14 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
       '  if (decision.mode !== "full" && decision.mode !== "baseline_fallback") return decision;',
     replace:
       '  if (decision.mode !== "full" && decision.mode !== "baseline_fallback" && decision.mode !== "partial") return decision;',
+  },
+  {
+    name: "partial-first-step-loads-only-base",
+    rule:
+      "SPEC §8.4: the first loading step loads every content the newest-view check compares, not only the base",
+    file: "src/core/decision.ts",
+    find: "      for (const h of newestViewNeeds(query)) if (h !== p.hash) needs.add(h);",
+    replace: "",
   },
   {
     name: "viewing-call-keeps-belief",
