@@ -43,10 +43,14 @@
  * - **File size limits (`SIGXFSZ`).** A write past `ulimit -f` raises
  *   `SIGXFSZ`, whose default action kills the process. Node ignores the
  *   signal from startup (`SIG_IGN`), so the write fails with `EFBIG`. Deno
- *   keeps the default; while a `put` is writing, this module holds a no-op
- *   `Deno.addSignalListener("SIGXFSZ", ...)` (reference-counted across
- *   concurrent writes, removed when the last write ends, which restores the
- *   default), so the write fails with `EFBIG` instead of killing Deno.
+ *   keeps the default; before its first write this module adds a no-op
+ *   `Deno.addSignalListener("SIGXFSZ", ...)` and keeps it for the rest of the
+ *   process (Deno hands the signal to listeners after the write returns: one
+ *   removed as the write ends could be gone by then), so a write fails with
+ *   `EFBIG` instead of killing Deno. Where the limit can be read
+ *   (`/proc/self/limits`), a write that would pass it is not made at all
+ *   (`EFBIG`): Deno acts on the signal only later, and at exit a late one
+ *   still killed the process.
  * - **Interrupted writes.** Temporary files older than one hour (left by a
  *   process killed mid-write) are removed on the first write of each store
  *   instance: only regular files in `tmp/` named like ours, never through a
@@ -68,6 +72,7 @@ import {
   fstatSync,
   lstatSync,
   openSync,
+  readFileSync,
   readSync,
   type Stats,
 } from "node:fs";
@@ -224,49 +229,94 @@ function kindOf(st: Stats): string {
 /** The signal API of Deno, when running in Deno. */
 interface DenoSignals {
   addSignalListener(signal: "SIGXFSZ", handler: () => void): void;
-  removeSignalListener(signal: "SIGXFSZ", handler: () => void): void;
 }
 
 function denoSignals(): DenoSignals | undefined {
   const deno = (globalThis as { Deno?: Partial<DenoSignals> }).Deno;
   if (
-    WINDOWS || deno === undefined || typeof deno.addSignalListener !== "function" ||
-    typeof deno.removeSignalListener !== "function"
+    WINDOWS || deno === undefined || typeof deno.addSignalListener !== "function"
   ) return undefined;
   return deno as DenoSignals;
 }
 
-let xfszHolds = 0;
-const ignoreXfsz = (): void => {};
+let xfszIgnored = false;
+/** How many `SIGXFSZ` Deno has handed to the listener, and who waits for the next one. */
+let xfszSeen = 0;
+const xfszWaiters: (() => void)[] = [];
+const ignoreXfsz = (): void => {
+  xfszSeen++;
+  for (const wake of xfszWaiters.splice(0)) wake();
+};
+
+/**
+ * After a write that failed with `EFBIG` where the limit could not be read
+ * first: waits (at most `ms`) until Deno has handed the listener a `SIGXFSZ`
+ * newer than `before`, the count when the write started. Until then the
+ * signal is pending, and should the process end first, Deno would take the
+ * default action and kill it.
+ */
+async function settleSigxfsz(before: number, ms = 2000): Promise<void> {
+  if (!xfszIgnored || xfszSeen > before) return;
+  await new Promise<void>((done) => {
+    const timer = setTimeout(done, ms);
+    xfszWaiters.push(() => {
+      clearTimeout(timer);
+      done();
+    });
+  });
+}
+
+/** True for an error with the code `EFBIG`. */
+function isEfbig(e: unknown): boolean {
+  return (e as { code?: unknown } | null)?.code === "EFBIG";
+}
 
 /**
  * Makes a write past the file size limit fail with `EFBIG` instead of killing
- * the process, until the returned function is called. Node already ignores
- * `SIGXFSZ`; in Deno a no-op listener is held while any write is in progress.
+ * the process, from the first write on. Node already ignores `SIGXFSZ`; in
+ * Deno a no-op listener is added before the first write and kept for the rest
+ * of the process: Deno hands the signal to its listeners after the write has
+ * returned, so a listener removed as the write ends can be gone by then, and
+ * Deno then takes the default action (the process is killed).
  */
-function holdSigxfsz(): () => void {
+function ignoreSigxfsz(): void {
+  if (xfszIgnored) return;
   const deno = denoSignals();
-  if (deno === undefined) return () => {};
-  if (xfszHolds === 0) {
-    try {
-      deno.addSignalListener("SIGXFSZ", ignoreXfsz);
-    } catch {
-      return () => {}; // not supported here: nothing to undo
-    }
+  if (deno === undefined) return;
+  try {
+    deno.addSignalListener("SIGXFSZ", ignoreXfsz);
+    xfszIgnored = true;
+  } catch {
+    // not supported here
   }
-  xfszHolds++;
-  let released = false;
-  return () => {
-    if (released) return;
-    released = true;
-    if (--xfszHolds === 0) {
-      try {
-        deno.removeSignalListener("SIGXFSZ", ignoreXfsz);
-      } catch {
-        // already gone
-      }
-    }
-  };
+}
+
+/**
+ * The process's file size limit (`ulimit -f`, the soft limit) in bytes, from
+ * `/proc/self/limits`; `undefined` when there is none or it cannot be read
+ * (not Linux). A write that would pass it is not made: it would raise
+ * `SIGXFSZ`, which Deno may act on only later (see {@linkcode ignoreSigxfsz}).
+ */
+function fileSizeLimit(): number | undefined {
+  try {
+    const m = /^Max file size\s+(\S+)/m.exec(readFileSync("/proc/self/limits", "utf8"));
+    if (m === null || m[1] === "unlimited") return undefined;
+    const n = Number(m[1]);
+    return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `EFBIG` for a write of `size` bytes that the file size limit `limit` does not allow. */
+function overFileSizeLimit(size: number, limit: number): Error {
+  return Object.assign(
+    new Error(
+      `EFBIG: file too large: ${size} bytes is over this process's file size limit ` +
+        `(ulimit -f: ${limit} bytes)`,
+    ),
+    { code: "EFBIG" },
+  );
 }
 
 // The store's read paths use the synchronous calls: an lstat or the read of a small file costs
@@ -569,7 +619,7 @@ export class FsObjectStore implements ObjectStore {
     if (bytes.length > this.maxObjectBytes || this.#problem !== undefined) return;
     const targetAbs = join(this.#objectsDir, basename(target));
 
-    const release = holdSigxfsz();
+    ignoreSigxfsz();
     try {
       const check = await this.#check(true);
       if (check.problem !== undefined) {
@@ -600,8 +650,6 @@ export class FsObjectStore implements ObjectStore {
       );
       err.cause = e;
       throw err;
-    } finally {
-      release();
     }
   }
 
@@ -666,6 +714,9 @@ export class FsObjectStore implements ObjectStore {
     parts: readonly Uint8Array[],
     durable: boolean,
   ): Promise<void> {
+    const size = parts.reduce((n, p) => n + p.length, 0);
+    const limit = fileSizeLimit();
+    if (limit !== undefined && size > limit) throw overFileSizeLimit(size, limit);
     const candidate = join(this.#tmpDir, `${process.pid}-${randomBytes(12).toString("hex")}.tmp`);
     const fh = await open(
       candidate,
@@ -675,10 +726,14 @@ export class FsObjectStore implements ObjectStore {
     // set only once this call has created the file, so a failure never removes another writer's file
     let tmp: string | undefined = candidate;
     try {
+      const seen = xfszSeen;
       try {
         await fh.chmod(0o600); // the open mode is filtered by the umask
         await fh.writeFile(parts.length === 1 ? parts[0] : Buffer.concat(parts));
         if (durable) await fh.sync();
+      } catch (e) {
+        if (isEfbig(e)) await settleSigxfsz(seen);
+        throw e;
       } finally {
         await fh.close();
       }
@@ -750,7 +805,7 @@ export class FsObjectStore implements ObjectStore {
       );
     }
     if (bytes.length > this.maxObjectBytes || this.#problem !== undefined) return;
-    const release = holdSigxfsz();
+    ignoreSigxfsz();
     try {
       const check = await this.#check(true);
       if (check.problem !== undefined) {
@@ -770,8 +825,6 @@ export class FsObjectStore implements ObjectStore {
       );
       err.cause = e;
       throw err;
-    } finally {
-      release();
     }
   }
 
@@ -1006,8 +1059,11 @@ export class FsObjectStore implements ObjectStore {
    * missing; never overwrites, never follows a link.
    */
   async #writeIgnoreFiles(): Promise<void> {
+    const limit = fileSizeLimit();
+    if (limit !== undefined && limit < 2) return;
     for (const name of [".gitignore", ".ignore"]) {
       let fh: FileHandle | undefined;
+      const seen = xfszSeen;
       try {
         fh = await open(
           join(dirname(this.#objectsDir), name),
@@ -1015,7 +1071,8 @@ export class FsObjectStore implements ObjectStore {
           0o600,
         );
         await fh.writeFile("*\n");
-      } catch {
+      } catch (e) {
+        if (isEfbig(e)) await settleSigxfsz(seen);
         // EEXIST: the user's own file is kept; anything else: it is only a convenience
       } finally {
         await fh?.close().catch(() => {});
