@@ -367,7 +367,6 @@ Deno.test("the Claude Code estimate's check follows one line of rows: after a re
     type: "text",
     file: { filePath: "/w/a.txt", ...text(t), totalLines: t.split("\n").length },
   });
-  const base = { sessionId: "s1", cwd: "/w" };
   const use = (id: string, name: string, input: Record<string, unknown>) => ({
     role: "assistant",
     content: [{ type: "tool_use", id, name, input }],
@@ -376,71 +375,44 @@ Deno.test("the Claude Code estimate's check follows one line of rows: after a re
     role: "user",
     content: [{ type: "tool_result", tool_use_id: id, content }],
   });
+  /** A transcript row of session s1 in /w. */
+  const row = (
+    type: "user" | "assistant",
+    uuid: string,
+    parentUuid: string | null,
+    message: { role: string; content: unknown },
+    toolUseResult?: unknown,
+  ) => ({
+    sessionId: "s1",
+    cwd: "/w",
+    type,
+    uuid,
+    parentUuid,
+    message,
+    ...(toolUseResult === undefined ? {} : { toolUseResult }),
+  });
   const rows = [
-    {
-      ...base,
-      type: "user",
-      uuid: "u1",
-      parentUuid: null,
-      message: { role: "user", content: "go" },
-    },
-    {
-      ...base,
-      type: "assistant",
-      uuid: "a1",
-      parentUuid: "u1",
-      message: use("t1", "Read", { file_path: "/w/a.txt" }),
-    },
-    {
-      ...base,
-      type: "user",
-      uuid: "r1",
-      parentUuid: "a1",
-      message: result("t1", v1),
-      toolUseResult: file(v1),
-    },
-    {
-      ...base,
-      type: "assistant",
-      uuid: "a2",
-      parentUuid: "r1",
-      message: use("t2", "Edit", {
+    row("user", "u1", null, { role: "user", content: "go" }),
+    row("assistant", "a1", "u1", use("t1", "Read", { file_path: "/w/a.txt" })),
+    row("user", "r1", "a1", result("t1", v1), file(v1)),
+    row(
+      "assistant",
+      "a2",
+      "r1",
+      use("t2", "Edit", {
         file_path: "/w/a.txt",
         old_string: "line 7 of the file",
         new_string: "line 7 changed",
       }),
-    },
-    {
-      ...base,
-      type: "user",
-      uuid: "r2",
-      parentUuid: "a2",
-      message: result("t2", "The file has been updated."),
-      toolUseResult: { filePath: "/w/a.txt", originalFile: v1 },
-    },
+    ),
+    row("user", "r2", "a2", result("t2", "The file has been updated."), {
+      filePath: "/w/a.txt",
+      originalFile: v1,
+    }),
     // rewound to before the edit: the model holds the file as read, the disk has the edit
-    {
-      ...base,
-      type: "user",
-      uuid: "u2",
-      parentUuid: "r1",
-      message: { role: "user", content: "again" },
-    },
-    {
-      ...base,
-      type: "assistant",
-      uuid: "a3",
-      parentUuid: "u2",
-      message: use("t3", "Read", { file_path: "/w/a.txt" }),
-    },
-    {
-      ...base,
-      type: "user",
-      uuid: "r3",
-      parentUuid: "a3",
-      message: result("t3", v2),
-      toolUseResult: file(v2),
-    },
+    row("user", "u2", "r1", { role: "user", content: "again" }),
+    row("assistant", "a3", "u2", use("t3", "Read", { file_path: "/w/a.txt" })),
+    row("user", "r3", "a3", result("t3", v2), file(v2)),
   ];
   const s = await replayClaudeSession({ path: "s1.jsonl", mtimeMs: 0, bytes: 0, rows });
   assert.equal(s.byMode.diff, 1, JSON.stringify(s.byMode));
