@@ -266,11 +266,6 @@ async function settleSigxfsz(before: number, ms = 2000): Promise<void> {
   });
 }
 
-/** True for an error with the code `EFBIG`. */
-function isEfbig(e: unknown): boolean {
-  return (e as { code?: unknown } | null)?.code === "EFBIG";
-}
-
 /**
  * Makes a write past the file size limit fail with `EFBIG` instead of killing
  * the process, from the first write on. Node already ignores `SIGXFSZ`; in
@@ -732,7 +727,7 @@ export class FsObjectStore implements ObjectStore {
         await fh.writeFile(parts.length === 1 ? parts[0] : Buffer.concat(parts));
         if (durable) await fh.sync();
       } catch (e) {
-        if (isEfbig(e)) await settleSigxfsz(seen);
+        if (codeOf(e) === "EFBIG") await settleSigxfsz(seen);
         throw e;
       } finally {
         await fh.close();
@@ -1072,7 +1067,7 @@ export class FsObjectStore implements ObjectStore {
         );
         await fh.writeFile("*\n");
       } catch (e) {
-        if (isEfbig(e)) await settleSigxfsz(seen);
+        if (codeOf(e) === "EFBIG") await settleSigxfsz(seen);
         // EEXIST: the user's own file is kept; anything else: it is only a convenience
       } finally {
         await fh?.close().catch(() => {});
