@@ -129,6 +129,14 @@ const positiveInt = z.number().int().positive();
  * derived modes (`unchanged`, `unchanged_range`, `diff`) need a non-empty
  * `baseHash`.
  */
+/** True when stretches are sorted and do not overlap (they may touch); only the last is open. */
+function inOrderApart(stretches: readonly { start: number; end?: number }[]): boolean {
+  return stretches.every((s, i) => {
+    const before = stretches[i - 1];
+    return i === 0 || (before.end !== undefined && s.start > before.end);
+  });
+}
+
 const ReadCacheMetaV1Schema: z.ZodType<ReadCacheMetaV1, unknown> = z.looseObject({
   v: z.literal(1),
   pathKey: z.string().min(1),
@@ -145,10 +153,8 @@ const ReadCacheMetaV1Schema: z.ZodType<ReadCacheMetaV1, unknown> = z.looseObject
 }).superRefine((m, ctx) => {
   if (m.mode === "partial") {
     const ok = m.held !== undefined && m.held.length > 0 && m.baseHash === m.servedHash &&
-      m.held.every((h, i) =>
-        h.end >= h.start && h.start >= m.rangeStart && h.end <= m.rangeEnd &&
-        (i === 0 || h.start > m.held![i - 1].end)
-      );
+      inOrderApart(m.held) &&
+      m.held.every((h) => h.end >= h.start && h.start >= m.rangeStart && h.end <= m.rangeEnd);
     if (!ok) {
       ctx.addIssue({
         code: "custom",
@@ -382,14 +388,6 @@ const heldStretchSchema = z.strictObject({
   end: positiveInt.optional(),
   hash: z.string().regex(HEX64).optional(),
 }).refine((s) => s.end === undefined || s.end >= s.start, { message: "end is before start" });
-
-/** True when stretches are sorted and do not overlap (they may touch); only the last is open. */
-function inOrderApart(stretches: readonly { start: number; end?: number }[]): boolean {
-  return stretches.every((s, i) => {
-    const before = stretches[i - 1];
-    return i === 0 || (before.end !== undefined && s.start > before.end);
-  });
-}
 
 const ReadCacheEditMetaV1Schema: z.ZodType<ReadCacheEditMetaV1, unknown> = z.looseObject({
   v: z.literal(1),

@@ -47,8 +47,8 @@ export const VECTOR_MUTANTS: VectorMutant[] = [
     rule:
       "SPEC §5.1: a partial answer's held stretches may touch (stretches of two contents), not overlap",
     file: "src/core/meta.ts",
-    find: "        (i === 0 || h.start > m.held![i - 1].end)",
-    replace: "        (i === 0 || h.start > m.held![i - 1].end + 1)",
+    find: "    return i === 0 || (before.end !== undefined && s.start > before.end);",
+    replace: "    return i === 0 || (before.end !== undefined && s.start > before.end + 1);",
   },
   // §5.2 transitions
   {
