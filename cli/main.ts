@@ -193,8 +193,9 @@ ${FOOTER}`,
 
   program.command("doctor")
     .description(
-      "Check the object store of a project: every stored copy re-hashed, file types, permissions, " +
-        "temporary leftovers, copies no session refers to. Changes nothing.",
+      "Check the object store of a project (pi's; OpenCode's or Claude Code's with --opencode or " +
+        "--claude): every stored copy re-hashed, file types, permissions, temporary leftovers, " +
+        "copies no session refers to. Changes nothing.",
     )
     .option("--cwd <dir>", "the project directory (default: the current one)")
     .option("--sessions <dir>", "where pi keeps the sessions, when not in its default place")
@@ -220,6 +221,7 @@ Examples:
   $ readcache doctor
   $ readcache doctor --cwd ~/work/app --json
   $ readcache doctor --opencode        the store of the OpenCode plugin
+  $ readcache doctor --claude          the store of the Claude Code host
 ${FOOTER}`,
     )
     .action(async (o: Record<string, unknown>) => {
@@ -234,7 +236,8 @@ ${FOOTER}`,
 
   program.command("gc")
     .description(
-      "Remove stored copies no pi session of the project refers to, damaged copies, and " +
+      "Remove stored copies no session of the project refers to (pi's; OpenCode's or Claude " +
+        "Code's with --opencode or --claude), damaged copies, and " +
         "temporary files older than an hour. The only command that writes. Safe while pi runs: " +
         "a read whose copy is gone is sent in full.",
     )
@@ -275,6 +278,7 @@ Examples:
   $ readcache gc --dry-run
   $ readcache gc --max-age 30 --max-bytes 50M
   $ readcache gc --opencode --dry-run  the store of the OpenCode plugin
+  $ readcache gc --claude              the store of the Claude Code host
 ${FOOTER}`,
     )
     .action(async (o: Record<string, unknown>) => {
@@ -292,14 +296,15 @@ ${FOOTER}`,
 
   program.command("savings")
     .description(
-      "Over many pi session files: reads, bytes pi sent, bytes readcache sent or would have sent " +
-        "(sessions without readcache: an estimate, replayed through pi and the extension as " +
-        "deno task bench:real does), repeats by file.",
+      "Over many sessions of pi, OpenCode and Claude Code: reads, bytes the agent sent, bytes " +
+        "readcache sent or would have sent (pi and Claude Code sessions without readcache: an " +
+        "estimate, replayed through the host as deno task bench:real does), repeats by file.",
     )
     .argument(
       "[paths...]",
-      "session files or directories: pi's JSONL and OpenCode exports (`opencode export <id>` " +
-        "JSON), told apart by content (default: pi's sessions directory)",
+      "session files or directories: pi's JSONL, OpenCode exports (`opencode export <id>` " +
+        "JSON) and Claude Code transcripts, told apart by content (default: pi's sessions " +
+        "directory)",
     )
     .option(
       "--opencode",

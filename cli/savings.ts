@@ -649,7 +649,7 @@ async function estimateByReplay(
   if (todo.size === 0) return;
   const stage = slowStage(
     `replaying ${plural(todo.size, "pi session")} recorded without readcache through pi and the ` +
-      "extension (the first run fetches pi from npm, about 195 MB, once)",
+      "extension (the first run fetches pi from npm, about 212 MB, once)",
     quiet,
   );
   const replay = await replayThroughPi([...todo].map((s) => s.file));

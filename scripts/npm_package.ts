@@ -32,6 +32,16 @@ async function run(cmd: string, args: string[], cwd = ROOT): Promise<string> {
   return td.decode(out.stdout);
 }
 
+/** The user's guides in docs/ that both packages carry beside the README. */
+export const GUIDES = [
+  "pi.md",
+  "opencode.md",
+  "claude-code.md",
+  "cli.md",
+  "porting.md",
+  "development.md",
+];
+
 /**
  * Builds the package in `<out>/package` and packs it into `<out>`; resolves to the tarball's path.
  */
@@ -41,7 +51,10 @@ export async function buildNpmPackage(out = join(ROOT, ".scratch", "npm")): Prom
   mkdirSync(join(dir, "dist"), { recursive: true });
   const repo = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
   const version = JSON.parse(readFileSync(join(ROOT, "deno.json"), "utf8")).version;
-  for (const f of ["README.md", "LICENSE"]) copyFileSync(join(ROOT, f), join(dir, f));
+  for (const f of ["README.md", "LICENSE", "SPEC.md"]) copyFileSync(join(ROOT, f), join(dir, f));
+  // the guides the README links for each agent, the CLI and porting
+  mkdirSync(join(dir, "docs"), { recursive: true });
+  for (const f of GUIDES) copyFileSync(join(ROOT, "docs", f), join(dir, "docs", f));
   mkdirSync(join(dir, "cli"), { recursive: true });
   copyFileSync(join(ROOT, "cli", "readcache.mjs"), join(dir, "cli", "readcache.mjs"));
   // the TypeScript pi and OpenCode load: the library and its hosts
@@ -81,7 +94,7 @@ export async function buildNpmPackage(out = join(ROOT, ".scratch", "npm")): Prom
       "./opencode": "./src/adapters/opencode/load.ts",
       "./pi": "./src/adapters/pi/extension.ts",
     },
-    files: ["cli/", "dist/", "src/", "README.md", "LICENSE"],
+    files: ["cli/", "dist/", "docs/", "src/", "README.md", "SPEC.md", "LICENSE"],
     dependencies: { ...repo.dependencies, deno: PINNED_DENO },
     peerDependencies: repo.peerDependencies,
     peerDependenciesMeta: repo.peerDependenciesMeta,

@@ -28,7 +28,7 @@ vector:
 
   deno task conformance --cmd "deno task port --stdin"
 
-A port of your own is any command that does the same (README, "Port it").`;
+A port of your own is any command that does the same (docs/porting.md).`;
 
 const args = Deno.args.filter((a) => a !== "--stdin");
 if (Deno.args.includes("--help") || Deno.args.includes("-h")) {

@@ -1,4 +1,4 @@
-// The sample outputs of README.md's "Command line" section, made by running the CLI: the session
+// The sample outputs of docs/cli.md (its "What it prints" section), made by running the CLI: the session
 // files of tests/fixtures/sessions/ (one pi session with readcache, one without) placed in pi's
 // sessions directory for a project in /tmp/readcache-demo/app, the project's files and the
 // objects the extension stored copied into it, plus one stray copy no session refers to, written
@@ -7,9 +7,10 @@
 // `readcache gc`, in that order, in the project directory.
 //
 //   deno run -A scripts/readme_cli_outputs.ts           rewrites the four ```text blocks
-//   deno run -A scripts/readme_cli_outputs.ts --check   exits 1 when README.md differs
+//   deno run -A scripts/readme_cli_outputs.ts --check   exits 1 when docs/cli.md differs
 //
-// tests/readme_outputs_test.ts runs the same and fails when README.md differs. The demo is set up
+// tests/pi/readme_outputs_test.ts runs the same and fails when docs/cli.md (or the lines README.md
+// quotes from it) differs. The demo is set up
 // in a fresh directory of the same length as /tmp/readcache-demo (so every column lines up the
 // same) and its name is replaced by /tmp/readcache-demo in the outputs; nothing else is
 // normalised: the CLI runs with a fixed environment (no colour, HOME and pi's agent directory
@@ -22,7 +23,7 @@ const FIXTURES = join(REPO, "tests/fixtures/sessions");
 const MAIN = join(REPO, "cli/main.ts");
 const HOUR = 60 * 60 * 1000;
 
-/** Where the README says the demo project is (its parent). */
+/** Where the CLI page says the demo project is (its parent). */
 export const DEMO = "/tmp/readcache-demo";
 
 /** The names pi gave the fixture sessions (fork.jsonl's parentSession names readcache's). */
@@ -33,7 +34,7 @@ export const SESSION_FILES: Readonly<Record<string, string>> = Object.freeze({
   "legacy.jsonl": "2026-11-23T15-08-03-000Z_01a208f3-2000-7000-8000-000000000002.jsonl",
 });
 
-/** The commands of the four blocks, in README order (and run in this order: gc last). */
+/** The commands of the four blocks, in the page's order (and run in this order: gc last). */
 export const README_COMMANDS: readonly (readonly string[])[] = [
   ["status", "--latest"],
   ["savings"],
@@ -194,7 +195,7 @@ async function demoLikeDir(): Promise<string> {
 }
 
 /**
- * The four blocks (`$ readcache ...` then what it printed), in README order,
+ * The four blocks (`$ readcache ...` then what it printed), in the page's order,
  * from a demo set up in a fresh directory that is removed afterwards. Throws
  * when a command exits otherwise than expected or prints on stderr.
  */
@@ -219,16 +220,22 @@ export async function readmeOutputs(): Promise<string[]> {
   }
 }
 
-/** The demo directory's name, and pi's directory name of its project, as in the README. */
+/** The demo directory's name, and pi's directory name of its project, as on the CLI page. */
 function normalise(text: string, base: string): string {
   return text.replaceAll(base, DEMO)
     .replaceAll(sessionDirName(join(base, "app")), sessionDirName(join(DEMO, "app")));
 }
 
-/** Where the four blocks are in README.md: the text between each ```text line and its ```. */
+/** The page that shows the four outputs, in the repository. */
+export const CLI_PAGE = "docs/cli.md";
+
+/** The heading of the page's section that holds them. */
+export const OUTPUTS_SECTION = "## What it prints";
+
+/** Where the four blocks are in the page: the text between each ```text line and its ```. */
 export function readmeBlocks(readme: string): { start: number; end: number; text: string }[] {
-  const section = readme.indexOf("\n## Command line\n");
-  if (section === -1) throw new Error('README.md has no "## Command line" section');
+  const section = readme.indexOf(`\n${OUTPUTS_SECTION}\n`);
+  if (section === -1) throw new Error(`${CLI_PAGE} has no "${OUTPUTS_SECTION}" section`);
   const next = readme.indexOf("\n## ", section + 1);
   const end = next === -1 ? readme.length : next;
   const out: { start: number; end: number; text: string }[] = [];
@@ -242,14 +249,14 @@ export function readmeBlocks(readme: string): { start: number; end: number; text
   const wanted = README_COMMANDS.map((c) => `$ readcache ${c.join(" ")}`);
   if (JSON.stringify(firsts) !== JSON.stringify(wanted)) {
     throw new Error(
-      `README.md's "Command line" section should have ${wanted.length} \`\`\`text blocks ` +
+      `${CLI_PAGE}'s "${OUTPUTS_SECTION}" section should have ${wanted.length} \`\`\`text blocks ` +
         `starting ${wanted.join(", ")}; it has: ${firsts.join(", ") || "none"}`,
     );
   }
   return out;
 }
 
-/** README.md with the four blocks replaced by `blocks`. */
+/** The page with the four blocks replaced by `blocks`. */
 export function withBlocks(readme: string, blocks: readonly string[]): string {
   const at = readmeBlocks(readme);
   let out = readme;
@@ -260,25 +267,25 @@ export function withBlocks(readme: string, blocks: readonly string[]): string {
 }
 
 if (import.meta.main) {
-  const path = join(REPO, "README.md");
+  const path = join(REPO, CLI_PAGE);
   const readme = await Deno.readTextFile(path);
   const blocks = await readmeOutputs();
   const updated = withBlocks(readme, blocks);
   if (Deno.args.includes("--check")) {
     if (updated !== readme) {
       console.error(
-        "README.md's CLI outputs are not current: deno run -A " +
+        `${CLI_PAGE}'s CLI outputs are not current: deno run -A ` +
           "scripts/readme_cli_outputs.ts",
       );
       Deno.exit(1);
     }
-    console.log("README.md's CLI outputs are current");
+    console.log(`${CLI_PAGE}'s CLI outputs are current`);
   } else if (updated === readme) {
-    console.log("README.md's CLI outputs are current; nothing written");
+    console.log(`${CLI_PAGE}'s CLI outputs are current; nothing written`);
   } else {
     await Deno.writeTextFile(path, updated);
     const changed = readmeBlocks(readme).map((b, i) => b.text !== blocks[i] ? i : -1)
       .filter((i) => i >= 0).map((i) => README_COMMANDS[i].join(" "));
-    console.log(`README.md: rewrote the outputs of readcache ${changed.join(", readcache ")}`);
+    console.log(`${CLI_PAGE}: rewrote the outputs of readcache ${changed.join(", readcache ")}`);
   }
 }

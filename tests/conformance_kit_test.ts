@@ -1,6 +1,6 @@
 // The porter's kit from a fresh directory with only the package (through a deno.json `links`
 // entry to this checkout, offline): `--help`, `--json`, choosing a layer, and the complete
-// Python port printed in the README ("Port it"), run through the kit.
+// Python port printed in docs/porting.md, run through the kit.
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -51,13 +51,12 @@ Deno.test("the kit runs from a fresh directory: --help, a layer, --json", async 
   });
 });
 
-Deno.test("the README's Python port runs through the kit and fails what it should", {
+Deno.test("docs/porting.md's Python port runs through the kit and fails what it should", {
   ignore: new Deno.Command("sh", { args: ["-c", "command -v python3"] }).outputSync().code !== 0,
 }, async () => {
-  const readme = readFileSync(join(repo, "README.md"), "utf8");
-  const section = readme.slice(readme.indexOf("## Port it"));
-  const code = /```python\n([\s\S]*?)```/.exec(section)?.[1];
-  assert.ok(code, "README has a python block under 'Port it'");
+  const page = readFileSync(join(repo, "docs", "porting.md"), "utf8");
+  const code = /```python\n([\s\S]*?)```/.exec(page)?.[1];
+  assert.ok(code, "docs/porting.md has a python block");
   await inFreshDir(async (dir) => {
     writeFileSync(join(dir, "my_port.py"), code);
     const r = await kit(dir, ["scenario", "path", "--cmd", "python3 my_port.py", "--json"]);

@@ -2,6 +2,7 @@
 // from the package), and nothing else (no tests, scripts, bench, lockfile or CI files).
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
+import { GUIDES } from "../scripts/npm_package.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 
@@ -23,6 +24,7 @@ Deno.test("the publish dry run ships exactly the library, docs and vectors, with
       "README.md",
       "SPEC.md",
       "deno.json",
+      "docs",
       "mod.ts",
       "replay.ts",
       "rules.ts",
@@ -36,6 +38,7 @@ Deno.test("the publish dry run ships exactly the library, docs and vectors, with
       "src/adapters/pi/extension.ts",
       "vectors/schema/scenario.schema.json",
       "SPEC.md",
+      ...GUIDES.map((g) => `docs/${g}`),
     ]
   ) {
     assert.ok(list.includes(needed), `${needed} is shipped`);

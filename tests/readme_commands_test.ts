@@ -1,19 +1,31 @@
-// Every shell command in the README's code blocks is either run here, as a user would run it (in
-// a temporary HOME, with its output checked), or named with the test or CI step that runs it and
-// why it is not run again here. A command added to the README without an entry here fails.
+// Every shell command in the code blocks of the user's guides (README.md and the docs/ pages it
+// links) is either run here, as a user would run it (in a temporary HOME, with its output
+// checked), or named with the test or CI step that runs it and why it is not run again here. A
+// command added to a guide without an entry here fails, and so does a guide's link to a file that
+// is not there.
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const readme = readFileSync(join(root, "README.md"), "utf8");
+/** The user's guides: the README and the pages it links for each agent, the CLI and porting. */
+const GUIDES = [
+  "README.md",
+  "docs/pi.md",
+  "docs/opencode.md",
+  "docs/claude-code.md",
+  "docs/cli.md",
+  "docs/porting.md",
+  "docs/development.md",
+];
+const guides = GUIDES.map((f) => readFileSync(join(root, f), "utf8")).join("\n");
 
-/** The command lines of the README's sh blocks, comments and blank lines dropped. */
+/** The command lines of the guides' sh blocks, comments and blank lines dropped. */
 function readmeCommands(): string[] {
   const out: string[] = [];
-  for (const block of readme.matchAll(/^```(?:sh|bash|shell)\n([\s\S]*?)^```/gm)) {
+  for (const block of guides.matchAll(/^```(?:sh|bash|shell)\n([\s\S]*?)^```/gm)) {
     for (const line of block[1].split("\n")) {
       const cmd = line.replace(/\s+#.*$/, "").trim();
       if (cmd !== "" && !cmd.startsWith("#")) out.push(cmd);
@@ -99,9 +111,25 @@ const COVERED: Record<string, Covered> = {
     {
       by: "tests/conformance_kit_test.ts",
       holds: "my_port.py",
-      why: "the kit test runs the README's Python port through the runner (JSR is not reachable)",
+      why:
+        "the kit test runs docs/porting.md's Python port through the runner (JSR is not reachable)",
     },
   "npx --prefer-offline -y deno@2 task ci": { by: ".ci/run", holds: "", why: "it is CI" },
+  "readcache savings": {
+    by: "tests/cli_test.ts",
+    holds: 'cli(w, ["savings"])',
+    why: "the CLI tests run it over pi session files in pi's sessions directory",
+  },
+  "readcache savings --claude": {
+    by: "tests/claude/claude_e2e_test.ts",
+    holds: '"savings", "--json", "--claude"',
+    why: "the Claude Code end-to-end test runs it over transcripts the real binary wrote",
+  },
+  "readcache savings --html report.html": {
+    by: "tests/cli_test.ts",
+    holds: '["savings", "--html", page]',
+    why: "the CLI tests write the page and check what it shows",
+  },
   "npx --prefer-offline -y deno@2 task schema": {
     by: "tests/layer_vectors_test.ts",
     holds: "run `deno task schema`",
@@ -224,12 +252,30 @@ const RUN: Record<string, (home: string) => Promise<void>> = {
     assert.equal(r.code, 0, r.out);
     assert.match(r.out, /--cmd/);
   },
+  "npx --prefer-offline -y deno@2 task conformance": async (home) => {
+    const r = await sh("npx --prefer-offline -y deno@2 task conformance", root, home);
+    assert.equal(r.code, 0, r.out);
+    assert.match(r.out, /\d+ passed, 0 failed/);
+  },
   "npx --prefer-offline -y deno@2 task conformance --help": async (home) => {
     const r = await sh("npx --prefer-offline -y deno@2 task conformance --help", root, home);
     assert.equal(r.code, 0, r.out);
     assert.match(r.out, /N passed, N failed/);
   },
 };
+
+Deno.test("guides: every relative link names a file or directory of the repository", () => {
+  const broken: string[] = [];
+  for (const guide of GUIDES) {
+    const text = readFileSync(join(root, guide), "utf8");
+    for (const m of text.matchAll(/\]\(([^)\s#]+)(?:#[^)]*)?\)/g)) {
+      const target = m[1];
+      if (/^[a-z]+:/.test(target)) continue; // https:, mailto:
+      if (!existsSync(join(root, dirname(guide), target))) broken.push(`${guide}: ${target}`);
+    }
+  }
+  assert.deepEqual(broken, []);
+});
 
 Deno.test("README: every shell command is run here or by a named test", () => {
   const commands = readmeCommands();

@@ -631,7 +631,10 @@ export function formatStatusReport(r: StatusReport, style: TextStyle = PLAIN_STY
     out.push(style.heading("The model holds no file content from earlier reads."));
   } else {
     const files = new Set(r.held.map((h) => h.pathKey)).size;
-    out.push(style.heading(`The model holds now (${files} ${files === 1 ? "file" : "files"}):`));
+    const parts = r.held.length > files ? `, in ${r.held.length} parts` : "";
+    out.push(
+      style.heading(`The model holds now (${files} ${files === 1 ? "file" : "files"}${parts}):`),
+    );
     for (const h of r.held) {
       out.push(`  ${describeHeld(shownPath(h.pathKey, r.cwd), h)}`);
       if (h.next !== undefined) {

@@ -1,4 +1,4 @@
-// README "Use in pi": `pi install "$PWD"` in a checkout, run with pi itself (the pi suite's
+// docs/pi.md: `pi install "$PWD"` in a checkout, run with pi itself (the pi suite's
 // node_modules) in a temporary HOME: pi records the checkout as a package and lists it.
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -9,8 +9,8 @@ import { fileURLToPath } from "node:url";
 const repo = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
 const PI_CLI = join(repo, "pi-suite/node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
 
-Deno.test('README: pi install "$PWD" installs the checkout', async () => {
-  assert.ok(readFileSync(join(repo, "README.md"), "utf8").includes('pi install "$PWD"'));
+Deno.test('docs/pi.md: pi install "$PWD" installs the checkout', async () => {
+  assert.ok(readFileSync(join(repo, "docs", "pi.md"), "utf8").includes('pi install "$PWD"'));
   const home = mkdtempSync(join(tmpdir(), "readcache-pi-install-"));
   try {
     const run = async (args: string[]) => {
