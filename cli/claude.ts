@@ -19,6 +19,8 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
+  realpathSync,
   renameSync,
   rmdirSync,
   statSync,
@@ -72,6 +74,8 @@ export interface ClaudeInstallRecord {
   /** The Deno the hooks run, and the hook client's command. */
   deno: string;
   client: { command: string; args: string[] };
+  /** Claude Code's config directory did not exist before the first install: install made it. */
+  madeConfigDir?: true;
 }
 
 const INSTALL_RECORD = "install.json";
@@ -158,11 +162,32 @@ function jsonLike(value: unknown, like: string | null): string {
 
 /** Writes a file through a temporary one and a rename, with the given mode. */
 function writeAtomic(path: string, text: string, mode: number): void {
+  path = throughLinks(path);
   mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.readcache-${process.pid}.tmp`;
   writeFileSync(tmp, text, { mode });
   chmodSync(tmp, mode);
   renameSync(tmp, path);
+}
+
+/**
+ * The file a path names, through symbolic links (a settings file kept elsewhere and linked, as
+ * dotfile managers do, stays a link: its target is what is written).
+ */
+function throughLinks(path: string): string {
+  for (let i = 0; i < 40; i++) {
+    try {
+      if (!lstatSync(path).isSymbolicLink()) return path;
+    } catch {
+      return path; // not there: written where named
+    }
+    try {
+      return realpathSync(path);
+    } catch {
+      path = resolve(dirname(path), readlinkSync(path)); // a link to a file not there yet
+    }
+  }
+  return path;
 }
 
 /** True when `path` lies in a cache a cleanup may empty (npm's, npx's, Deno's, the OS's). */
@@ -303,6 +328,7 @@ export async function claudeInstall(
   // the settings are checked before anything is written
   const events = ["SessionStart", "PreToolUse", "PostToolUse"];
   const kept = Object.fromEntries(events.map((e) => [e, withoutOurs(hooks[e], e, settingsPath)]));
+  const madeConfigDir = !existsSync(configDir);
   privateOrUsage(serviceDir);
   const record = readInstallRecord(serviceDir);
   await stopService(serviceDir); // a service of an earlier install runs its own copy of the code
@@ -344,7 +370,15 @@ export async function claudeInstall(
     : settings.text === null
     ? null
     : { text: settings.text, mode: settings.mode ?? 0o600 };
-  const next: ClaudeInstallRecord = { v: 1, settings: settingsPath, before, after, deno, client };
+  const next: ClaudeInstallRecord = {
+    v: 1,
+    settings: settingsPath,
+    before,
+    after,
+    deno,
+    client,
+    ...(madeConfigDir || record?.madeConfigDir ? { madeConfigDir: true as const } : {}),
+  };
   writeAtomic(join(serviceDir, INSTALL_RECORD), JSON.stringify(next, null, 2) + "\n", 0o600);
   writeAtomic(settingsPath, after, settings.mode ?? 0o600);
   const report: ClaudeInstallReport = {
@@ -406,7 +440,7 @@ export async function claudeUninstall(
     if (record?.settings === settingsPath && settings.text === record.after) {
       // nothing else changed it since install: back to what it was
       if (record.before === null) {
-        unlinkSync(settingsPath);
+        unlinkSync(throughLinks(settingsPath)); // a link to where install wrote stays a link
         settingsChange = "removed";
       } else {
         writeAtomic(settingsPath, record.before.text, record.before.mode);
@@ -456,10 +490,12 @@ export async function claudeUninstall(
       // not there
     }
   }
-  try {
-    if (readdirSync(serviceDir).length === 0) rmdirSync(serviceDir);
-  } catch {
-    // not there, or holds something else
+  for (const dir of record?.madeConfigDir ? [serviceDir, configDir] : [serviceDir]) {
+    try {
+      if (readdirSync(dir).length === 0) rmdirSync(dir);
+    } catch {
+      // not there, or holds something else
+    }
   }
   const report: ClaudeUninstallReport = {
     settings: settingsPath,

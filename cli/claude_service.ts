@@ -12,6 +12,7 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
+  CLAUDE_SOCKET_NAME,
   ClaudeServiceRunningError,
   claudeServiceUp,
   claudeSocketPathProblem,
@@ -54,10 +55,21 @@ export async function claudeServe(
   },
 ): Promise<number> {
   const { dir, configDir } = options;
-  if (await claudeServiceUp(dir)) return 0;
+  // `--detach --json` (the command line's, not the hook's): whether one answers, as JSON
+  const said = (running: boolean, started: boolean, message?: string) => {
+    if (!options.json) return;
+    const socket = join(dir, CLAUDE_SOCKET_NAME);
+    console.log(JSON.stringify({ running, started, socket, ...(message ? { message } : {}) }));
+  };
+  if (await claudeServiceUp(dir)) {
+    if (options.detach) said(true, false);
+    return 0;
+  }
   if (options.detach) {
     const problem = claudeSocketPathProblem(dir) ?? privateDirProblem(dir);
     if (problem !== undefined) {
+      said(false, false, problem);
+      if (options.json) return 1; // the command line's: a problem it reports
       tellUser(
         `the read cache is off: ${problem}. Run \`readcache doctor --claude\` to see what to fix.`,
       );
@@ -70,9 +82,14 @@ export async function claudeServe(
     child.unref();
     // return once it answers, so the session's first Read is served
     for (const end = Date.now() + START_WAIT_MS; Date.now() < end;) {
-      if (await claudeServiceUp(dir, 500)) return 0;
+      if (await claudeServiceUp(dir, 500)) {
+        said(true, true);
+        return 0;
+      }
       await new Promise((r) => setTimeout(r, 50));
     }
+    said(false, true, "the service did not answer; run `readcache doctor --claude` to see why");
+    if (options.json) return 1;
     tellUser(
       "the read cache service did not start, so reads are not cached in this session. Run " +
         "`readcache doctor --claude` to see why.",

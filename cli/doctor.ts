@@ -161,7 +161,7 @@ export async function doctorCommand(options: DoctorOptions): Promise<number> {
 
     const seen = new Map<string, StoreEntry>();
     const entries = await listStoreDir(objectsDir) ?? [];
-    const progress = new Progress("objects re-hashed", entries.length);
+    const progress = new Progress("objects re-hashed", entries.length, options.json === true);
     for (const e of entries) {
       progress.tick();
       const m = OBJECT_NAME.exec(e.name);
@@ -230,7 +230,7 @@ export async function doctorCommand(options: DoctorOptions): Promise<number> {
       cwd,
       options.opencode === true,
       options.sessions,
-      progressCallback("session files read"),
+      progressCallback("session files read", options.json === true),
       options.claude === true,
     );
     sessionInfo = {

@@ -170,7 +170,7 @@ export async function gcCommand(options: GcOptions): Promise<number> {
     cwd,
     options.opencode === true,
     options.sessions,
-    progressCallback("session files read"),
+    progressCallback("session files read", options.json === true),
     options.claude === true,
   );
   const refs = found.refs;
@@ -188,7 +188,7 @@ export async function gcCommand(options: GcOptions): Promise<number> {
   const keep: { entry: StoreEntry; lastUse: number; recent: boolean }[] = [];
   let leftAlone = 0;
   const entries = await listStoreDir(objectsDir) ?? [];
-  const progress = new Progress("objects checked", entries.length);
+  const progress = new Progress("objects checked", entries.length, options.json === true);
   for (const e of entries) {
     progress.tick();
     const m = OBJECT_NAME.exec(e.name);

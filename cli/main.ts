@@ -143,9 +143,9 @@ ${FOOTER}`,
     )
     .argument(
       "[session]",
-      "a pi session file (.jsonl) or an OpenCode export (the JSON `opencode export <id>` " +
-        "prints), told apart by content; with --opencode a session id (ses_...); default: the " +
-        "newest session of the project",
+      "a pi session file or a Claude Code transcript (.jsonl), or an OpenCode export (the JSON " +
+        "`opencode export <id>` prints), told apart by content; with --opencode or --claude a " +
+        "session id; default: the newest session of the project",
     )
     .option("--latest", "use the newest session of the project (the default without a file)")
     .option(
@@ -452,7 +452,10 @@ Examples:
 Examples:
   $ readcache claude serve             in the foreground, until stopped
   $ readcache claude serve --detach    in the background, unless one runs already
-  $ readcache claude serve --json      in the foreground; {"socket": ..., "pid": ...} once it answers`,
+  $ readcache claude serve --json      in the foreground; {"socket": ..., "pid": ...} once it answers
+  $ readcache claude serve --detach --json
+                                       {"running": true, "started": ..., "socket": ...}; exit 1
+                                       with a "message" when it cannot run`,
     )
     .action(async (o: Record<string, unknown>) => {
       code = await claudeServe({ detach: o.detach === true, json: o.json === true });
@@ -474,9 +477,25 @@ Examples:
         : EXIT_USAGE;
     }
     if (e instanceof CliError) {
-      // nothing found is an answer (stdout, exit 0); anything else goes to stderr
-      if (e.exitCode === EXIT_OK) console.log(`readcache: ${e.message}`);
-      else console.error(`readcache: ${e.message}`);
+      // nothing found is an answer (stdout, exit 0); anything else goes to stderr; with --json,
+      // stdout holds JSON either way
+      const json = args.includes("--json");
+      const code = typeof (e as { code?: unknown }).code === "string"
+        ? (e as { code?: string }).code
+        : undefined;
+      if (e.exitCode === EXIT_OK) {
+        console.log(
+          json
+            ? JSON.stringify({ nothingFound: true, message: e.message }, null, 2)
+            : `readcache: ${e.message}`,
+        );
+      } else {
+        console.error(`readcache: ${e.message}`);
+        if (json) {
+          const error = { ...(code ? { code } : {}), message: e.message, exitCode: e.exitCode };
+          console.log(JSON.stringify({ error }, null, 2));
+        }
+      }
       return e.exitCode;
     }
     console.error(

@@ -3,7 +3,7 @@
 // so this launcher runs it with Deno. It takes the first Deno it can run without the network:
 // $READCACHE_DENO; the Deno installed with this package (the `deno` npm dependency); `deno` on
 // PATH; a Deno 2 npx already fetched (its cache); only then `npx --prefer-offline -y deno@2`,
-// which fetches Deno once. Arguments, stdin/stdout/stderr (and so terminal detection), the exit
+// which fetches Deno once (one try: where the registry cannot be reached it says so at once). Arguments, stdin/stdout/stderr (and so terminal detection), the exit
 // code and Ctrl-C pass through unchanged. The CLI comes bundled into one file where the package
 // ships it (dist/readcache.js: no npm package is resolved at run time), else from the checkout
 // with its deno.json, so it works from any directory.
@@ -80,8 +80,8 @@ function cachedNpxDeno() {
   return undefined;
 }
 
-function run(command, args) {
-  const child = spawn(command, args, { stdio: "inherit" });
+function run(command, args, env = process.env, onFail = undefined) {
+  const child = spawn(command, args, { stdio: "inherit", env });
   const forward = (signal) => child.kill(signal);
   process.on("SIGINT", forward);
   process.on("SIGTERM", forward);
@@ -95,10 +95,30 @@ function run(command, args) {
   });
   child.on("exit", (code, signal) => {
     if (signal) process.kill(process.pid, signal);
-    else process.exit(code ?? 1);
+    else {
+      if (code !== 0 && onFail !== undefined) onFail();
+      process.exit(code ?? 1);
+    }
   });
 }
 
 const deno = process.env.READCACHE_DENO || packagedDeno() || denoOnPath() || cachedNpxDeno();
 if (deno !== undefined) run(deno, denoArgs);
-else run("npx", ["--prefer-offline", "-y", "deno@2", ...denoArgs]);
+else {
+  // The first run with no Deno anywhere: npx fetches one. npm retries an unreachable registry for
+  // over two minutes; one try is enough to know, and then the user is told what to do.
+  run(
+    "npx",
+    ["--prefer-offline", "-y", "deno@2", ...denoArgs],
+    { ...process.env, npm_config_fetch_retries: "0" },
+    () => {
+      if (cachedNpxDeno() !== undefined) return; // Deno came: the exit code is the CLI's own
+      console.error(
+        "readcache: no Deno 2 was found (READCACHE_DENO, the npm package's own, deno on PATH, " +
+          "npx's cache) and npx could not fetch one. Run it once with the npm registry " +
+          "reachable, install Deno 2 (https://deno.com), or install the readcache npm package, " +
+          "which carries its own Deno.",
+      );
+    },
+  );
+}

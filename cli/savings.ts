@@ -501,7 +501,7 @@ export async function savingsCommand(paths: string[], options: SavingsOptions): 
   const piFiles = new Map<string, SessionFile>();
   const claudeFiles: ClaudeSessionFile[] = [];
   let skipped = 0;
-  const progress = new Progress("session files", files.length);
+  const progress = new Progress("session files", files.length, options.json === true);
   for (const f of files) {
     progress.tick();
     let s: AnySessionFile;
@@ -841,7 +841,7 @@ function totalLines(totals: SavingsTotals, style: TextStyle): string[] {
         plural(byTranscript, "Claude Code session")
       } without readcache ("replayed"): what Claude Code sent is measured; what readcache would ` +
         "have sent is an estimate: the transcript's calls run again through the Claude Code host, " +
-        "on files rebuilt from what the session's reads, writes and edits showed",
+        "on files rebuilt from what the session's reads, writes, edits and `cat` showed",
     );
   }
   if (byReplay + byTranscript > 0) {

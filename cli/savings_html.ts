@@ -158,7 +158,7 @@ export function savingsHtml(
         plural(byTranscript, "Claude Code session")
       } ran without readcache; what Claude Code sent is measured, what readcache would have sent ` +
         "is an estimate: the transcript's calls run again through the Claude Code host, on files " +
-        "rebuilt from what the session's reads, writes and edits showed.</li>",
+        "rebuilt from what the session's reads, writes, edits and <code>cat</code> showed.</li>",
     );
   }
   if (byReplay + byTranscript > 0) {

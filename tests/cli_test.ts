@@ -961,7 +961,10 @@ Deno.test("exit codes: usage errors 2, help 0 with an example for every command"
       assert.match(r.stderr, WHAT_TO_DO, `run ${i}: ${r.stderr}`);
     }
     assert.match(runs[1].stderr, /either a session file or --latest/);
-    assert.match(runs[2].stderr, /no such file\. Pass the path of a pi session file/);
+    assert.match(
+      runs[2].stderr,
+      /no such file\. Pass the path of a session file \(pi's or Claude Code's \.jsonl/,
+    );
     assert.match(runs[3].stderr, /is not a pi session file/);
     assert.match(runs[9].stderr, /--sessions\) does not exist/);
     // nothing found is an answer, not a usage error: 0, in words on stdout, with what to pass
@@ -969,6 +972,16 @@ Deno.test("exit codes: usage errors 2, help 0 with an example for every command"
     assert.equal(none.code, 0, none.stderr);
     assert.match(none.stdout, /No pi session of .* in .*--/);
     assert.match(none.stdout, /pass that directory with --cwd DIR/);
+    // with --json, stdout is JSON either way: nothing found, and a usage error (stderr says it too)
+    const noneJson = await cli(w, ["status", "--latest", "--json"], {}, w.root);
+    assert.equal(noneJson.code, 0, noneJson.stderr);
+    const found = JSON.parse(noneJson.stdout);
+    assert.equal(found.nothingFound, true);
+    assert.match(found.message, /No pi session of .*--cwd DIR/);
+    const badJson = await cli(w, ["status", join(w.work, "nope.jsonl"), "--json"]);
+    assert.equal(badJson.code, 2);
+    assert.match(badJson.stderr, /no such file/);
+    assert.equal(JSON.parse(badJson.stdout).error.exitCode, 2);
     // help is not a usage error: no arguments, `help` and `help COMMAND` print it and exit 0
     for (const args of [[], ["help"], ["help", "status"]]) {
       const h = await cli(w, args);

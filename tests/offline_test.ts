@@ -28,7 +28,7 @@ function withoutDeno(): string {
   ).join(":");
 }
 
-async function sh(line: string, home: string, offline: boolean) {
+async function sh(line: string, home: string, offline: boolean, npmCache?: string) {
   const t0 = performance.now();
   const args = offline ? ["-n", "bash", "-c", line] : ["-c", line];
   const out = await new Deno.Command(offline ? unshare! : "bash", {
@@ -40,7 +40,7 @@ async function sh(line: string, home: string, offline: boolean) {
       DENO_NO_UPDATE_CHECK: "1",
       PATH: withoutDeno(),
       // the caches of this machine (npm's and Deno's live under the real HOME by default)
-      npm_config_cache: Deno.env.get("npm_config_cache") ?? join(homedir(), ".npm"),
+      npm_config_cache: npmCache ?? Deno.env.get("npm_config_cache") ?? join(homedir(), ".npm"),
       DENO_DIR: Deno.env.get("DENO_DIR") ?? join(homedir(), ".cache", "deno"),
     },
     clearEnv: true,
@@ -88,6 +88,17 @@ Deno.test({
         // npx asking an unreachable registry waits over a minute; these take a second or two
         assert.ok(r.seconds < 20, `${line} took ${r.seconds.toFixed(1)} s offline`);
       }
+      // a checkout's launcher with no Deno anywhere (npx's cache cleared) cannot fetch one
+      // offline: it says so at once, with what to do, instead of npm's two minutes of retries
+      const bare = await sh(
+        "node cli/readcache.mjs --version",
+        home,
+        true,
+        join(home, "npm-empty"),
+      );
+      assert.notEqual(bare.code, 0, bare.out);
+      assert.match(bare.out, /no Deno 2 was found .* install the readcache npm package/);
+      assert.ok(bare.seconds < 20, `took ${bare.seconds.toFixed(1)} s offline`);
     } finally {
       rmSync(home, { recursive: true, force: true });
     }

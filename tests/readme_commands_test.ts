@@ -264,9 +264,20 @@ const RUN: Record<string, (home: string) => Promise<void>> = {
   },
 };
 
-Deno.test("guides: every relative link names a file or directory of the repository", () => {
+/** Every page a user reads: the guides, SPEC, the vectors' and bench's READMEs, the changelog. */
+const PAGES = [
+  ...GUIDES,
+  "SPEC.md",
+  "CHANGELOG.md",
+  "vectors/README.md",
+  "bench/README.md",
+  "docs/pi-integration-notes.md",
+  "docs/opencode-integration-notes.md",
+];
+
+Deno.test("pages: every relative link names a file or directory of the repository", () => {
   const broken: string[] = [];
-  for (const guide of GUIDES) {
+  for (const guide of PAGES) {
     const text = readFileSync(join(root, guide), "utf8");
     for (const m of text.matchAll(/\]\(([^)\s#]+)(?:#[^)]*)?\)/g)) {
       const target = m[1];
@@ -275,6 +286,15 @@ Deno.test("guides: every relative link names a file or directory of the reposito
     }
   }
   assert.deepEqual(broken, []);
+});
+
+Deno.test("pages: no page a user reads names the project's internal issue numbers", () => {
+  const named: string[] = [];
+  for (const page of PAGES) {
+    const text = readFileSync(join(root, page), "utf8");
+    for (const m of text.matchAll(/\b(?:issue|task)s?\s*#?\d+/gi)) named.push(`${page}: ${m[0]}`);
+  }
+  assert.deepEqual(named, []);
 });
 
 Deno.test("README: every shell command is run here or by a named test", () => {

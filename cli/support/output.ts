@@ -129,11 +129,14 @@ export class Progress {
   #done = 0;
   #last = 0;
 
-  /** `total` is the number of steps; the bar is shown only for 2 steps or more. */
-  constructor(label: string, total: number) {
+  /**
+   * `total` is the number of steps; the bar is shown only for 2 steps or more, on a terminal,
+   * and never when `quiet` (`--json`).
+   */
+  constructor(label: string, total: number, quiet = false) {
     this.#label = label;
     this.#total = total;
-    this.#on = total > 1 && Deno.stderr.isTerminal();
+    this.#on = !quiet && total > 1 && Deno.stderr.isTerminal();
   }
 
   /** One more step done. */
@@ -198,10 +201,13 @@ export function messageOf(e: unknown): string {
  * onFile(2, 2);
  * ```
  */
-export function progressCallback(label: string): (done: number, total: number) => void {
+export function progressCallback(
+  label: string,
+  quiet = false,
+): (done: number, total: number) => void {
   let bar: Progress | undefined;
   return (done, total) => {
-    bar ??= new Progress(label, total);
+    bar ??= new Progress(label, total, quiet);
     bar.tick();
     if (done >= total) bar.done();
   };

@@ -233,7 +233,8 @@ async function readSessionText(
     if (!info.isFile) {
       throw new SessionFileError(
         "not_a_file",
-        `${path} is not a file. Pass a pi session file (.jsonl) or an OpenCode export (.json)` +
+        `${path} is not a file. Pass a session file (pi's or Claude Code's .jsonl) or an ` +
+          "OpenCode export (.json)" +
           (info.isDirectory ? ", not a directory." : "."),
         exitCode,
       );
@@ -245,14 +246,15 @@ async function readSessionText(
       throw new SessionFileError(
         "missing",
         `Cannot read the session file ${path}: no such file. ` +
-          "Pass the path of a pi session file (.jsonl), or --latest for the newest of this project.",
+          "Pass the path of a session file (pi's or Claude Code's .jsonl, or an OpenCode export), " +
+          "or --latest for the newest of this project.",
         exitCode,
         "no such file",
       );
     }
     const fix = e instanceof Deno.errors.PermissionDenied
       ? `Make it readable (chmod u+r ${shellQuote(path)}) or pass another session file.`
-      : "Pass the path of a readable pi session file (.jsonl).";
+      : "Pass the path of a readable session file.";
     throw new SessionFileError(
       "unreadable",
       `Cannot read the session file ${path}: ${permissionWords(e)}. ${fix}`,

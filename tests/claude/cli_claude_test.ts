@@ -570,3 +570,53 @@ Deno.test("the host derives nothing from a file the session did not read: a forg
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("claude serve --detach --json says whether the service runs and whether it started it", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    assert.equal((await cli(dir, "install")).code, 0);
+    const first = await cli(dir, "serve", "--detach", "--json");
+    assert.equal(first.code, 0, first.stderr);
+    const started = JSON.parse(first.stdout);
+    assert.equal(started.running, true);
+    assert.equal(started.started, true);
+    assert.equal(started.socket, join(dir, "readcache", "hook.sock"));
+    const again = JSON.parse((await cli(dir, "serve", "--detach", "--json")).stdout);
+    assert.deepEqual([again.running, again.started], [true, false]);
+    // uninstall stops it
+    assert.equal((await cli(dir, "uninstall")).code, 0);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("claude install/uninstall: a linked settings file stays a link; a config directory install made goes", async () => {
+  const top = await Deno.makeTempDir();
+  try {
+    // settings.json kept elsewhere and linked (as dotfile managers do)
+    const dir = join(top, "config");
+    await Deno.mkdir(dir);
+    const real = join(top, "dotfiles-settings.json");
+    const text = '{\n    "model": "x"\n}\n';
+    await Deno.writeTextFile(real, text);
+    await Deno.chmod(real, 0o644);
+    await Deno.symlink(real, join(dir, "settings.json"));
+    assert.equal((await cli(dir, "install")).code, 0);
+    assert.ok((await Deno.lstat(join(dir, "settings.json"))).isSymlink, "still a link");
+    assert.match(await Deno.readTextFile(real), /readcache/);
+    assert.equal((await cli(dir, "uninstall")).code, 0);
+    assert.ok((await Deno.lstat(join(dir, "settings.json"))).isSymlink, "still a link");
+    assert.equal(await Deno.readTextFile(real), text, "byte for byte");
+    assert.equal((await Deno.stat(real)).mode! & 0o777, 0o644);
+
+    // a config directory that was not there: install makes it, uninstall takes it away again
+    const fresh = join(top, "fresh", "claude");
+    assert.equal((await cli(fresh, "install")).code, 0);
+    assert.ok(existsSync(join(fresh, "settings.json")));
+    assert.equal((await cli(fresh, "uninstall")).code, 0);
+    assert.ok(!existsSync(fresh), "the directory install made is gone");
+    assert.ok(existsSync(join(top, "fresh")), "what was there before stays");
+  } finally {
+    await Deno.remove(top, { recursive: true });
+  }
+});
