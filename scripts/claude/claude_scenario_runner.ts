@@ -95,6 +95,11 @@ export interface ClaudeRunOptions {
    * scripted API that restarts its ids; the host must answer as with unique ids.
    */
   messageIds?: "unique" | "repeated";
+  /**
+   * `false`: rows carry no `requestRef` (Claude Code leaves it out where it did not log the
+   * request, or a hook changed it): the host cannot prove which rows are one response.
+   */
+  requestRefs?: boolean;
 }
 
 type CallStep = Extract<ScenarioStep, { op: "read" | "writeTool" | "editTool" | "bash" | "grep" }>;
@@ -310,7 +315,7 @@ export async function runScenarioOnClaude(
       const id = `toolu_${i}`;
       const row = await chainRow({
         type: "assistant",
-        requestRef,
+        ...(options.requestRefs === false ? {} : { requestRef }),
         message: {
           id: messageId,
           role: "assistant",

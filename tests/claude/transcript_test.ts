@@ -337,3 +337,36 @@ Deno.test("a hook input's call must be the transcript's: same tool, same argumen
   assert.ok(!index.callMatches("t2", "Bash", { command: "cat /etc/shadow" }));
   assert.ok(!index.callMatches("t9", "Read", { file_path: "/w/a.txt" }));
 });
+
+Deno.test("without Claude Code's request id, a message the API's id joins after it held calls is not proven one response", () => {
+  const index = (rows: ClaudeRowLike[]) => {
+    const i = new ClaudeTranscriptIndex();
+    for (const row of rows) i.add(row);
+    return i;
+  };
+  // a response chained to calls that never got results, with the same API id: it could be one
+  // response with two calls, or two; the host answers neither from what the message would hold
+  const chained = index([
+    user("u1", null, "go"),
+    assistant("a1", "u1", "m", call("t1", "Read", { file_path: "/w/a.txt" })),
+    assistant("a2", "a1", "m", call("t2", "Read", { file_path: "/w/a.txt" })),
+  ]);
+  assert.equal(chained.unproven("t2"), true);
+  assert.equal(chained.unproven("t1"), true);
+  // a text block, then the call: nothing is joined to a message with calls
+  const plain = index([
+    user("u1", null, "go"),
+    assistant("a0", "u1", "m", { type: "text", text: "reading" }),
+    assistant("a1", "a0", "m", call("t1", "Read", { file_path: "/w/a.txt" })),
+  ]);
+  assert.equal(plain.unproven("t1"), false);
+  // with the request id (Claude Code 2.1.332 writes it on every row of a logged request), the
+  // same rows are one response, proven
+  const ref = (row: ClaudeRowLike): ClaudeRowLike => ({ ...row, requestRef: "q1" });
+  const proven = index([
+    user("u1", null, "go"),
+    ref(assistant("a1", "u1", "m", call("t1", "Read", { file_path: "/w/a.txt" }))),
+    ref(assistant("a2", "a1", "m", call("t2", "Read", { file_path: "/w/a.txt" }))),
+  ]);
+  assert.equal(proven.unproven("t2"), false);
+});

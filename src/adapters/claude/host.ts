@@ -557,6 +557,8 @@ export class ClaudeCodeHost {
     if (!st.index.callMatches(input.tool_use_id, input.tool_name, input.tool_input)) {
       return undefined;
     }
+    // a message joined by the API's id alone after it held calls: not proven one response
+    if (st.index.unproven(input.tool_use_id)) return undefined;
     // the server may have cleared old results from the model's context: nothing is known
     if (st.index.clearsToolResults) return undefined;
     if (st.messageId !== current.messageId) {

@@ -407,6 +407,8 @@ export class ClaudeTranscriptIndex {
   readonly #rows = new Map<string, SlimRow>();
   readonly #messageRows = new Map<string, string[]>();
   readonly #uses = new Map<string, ToolUse[]>();
+  /** Messages joined by the API's id alone after they held calls (see `unproven`). */
+  readonly #unproven = new Set<string>();
   readonly #results = new Map<string, ToolResult>();
   readonly #callRow = new Map<string, string>();
   /** Files resolved, by entry id and path. */
@@ -487,12 +489,19 @@ export class ClaudeTranscriptIndex {
       slim.apiId = apiId;
       slim.ref = ref;
       // Claude Code's own id of the request a response answers decides where it has one
+      const byRef = ref !== undefined || parent?.ref !== undefined;
       const same = parent?.kind !== "assistant"
         ? false
-        : ref !== undefined || parent.ref !== undefined
+        : byRef
         ? ref === parent.ref
         : apiId !== undefined && parent.apiId === apiId;
       slim.mid = same ? parent!.mid! : uuid;
+      // without a request id, a row the API's id joins to a message that already holds calls may
+      // be another response chained to calls that never got results (ids can repeat): no call of
+      // that message is answered from what the message is thought to hold
+      if (same && !byRef && (this.#uses.get(slim.mid)?.length ?? 0) > 0) {
+        this.#unproven.add(slim.mid);
+      }
       if (this.#cutPending && !this.#messageRows.has(slim.mid)) {
         slim.cutBefore = true;
         this.#cutPending = false;
@@ -646,6 +655,17 @@ export class ClaudeTranscriptIndex {
     const mid = row === undefined ? undefined : this.#rows.get(row)?.mid;
     const use = mid === undefined ? undefined : this.#uses.get(mid)?.find((u) => u.id === callId);
     return use !== undefined && use.name === tool && use.checked === checkedInput(tool, input);
+  }
+
+  /**
+   * True when the message holding a call was put together by the API's message id alone after it
+   * held calls (rows without Claude Code's request id): whether it is one response is not proven,
+   * so the host answers none of its calls (SPEC §11.9).
+   */
+  unproven(callId: string): boolean {
+    const row = this.#callRow.get(callId);
+    const mid = row === undefined ? undefined : this.#rows.get(row)?.mid;
+    return mid !== undefined && this.#unproven.has(mid);
   }
 
   /**
