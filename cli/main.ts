@@ -328,8 +328,11 @@ ${FOOTER}`,
       "after",
       `
 The replay of pi sessions without readcache needs pi: it runs in a child process with the pi
-suite's config, and its first run fetches pi from npm. Reads it cannot judge are counted apart,
-with the reason, and left out of both sides.
+suite's config, and its first run fetches pi from npm (about 212 MB, into Deno's cache; the line
+"replaying ..." says so while it runs). Reads it cannot judge are counted apart, with the reason,
+and left out of both sides. Where it cannot run (or with --no-replay), the read decision is
+replayed over the session's own read results, and a read of part of a file no output showed whole
+counts as sent in full on both sides; the output says which was done and why.
 
 Exits 0 when no session file is found (said in words, with what to pass); 1 when a file or
 directory found in a directory cannot be read (each is printed with its fix; the others are

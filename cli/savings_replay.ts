@@ -80,6 +80,7 @@ export async function replayThroughPi(
     out = await new Deno.Command(Deno.execPath(), {
       args: ["run", "-A", "--quiet", "--config", config, bench, "--json", ...inputs],
       cwd: ROOT,
+      env: { NO_COLOR: "1" }, // Deno's error lines without colour, to quote them
       stdin: "null",
       stdout: "piped",
       stderr: "piped",
@@ -88,8 +89,14 @@ export async function replayThroughPi(
     return { error: `cannot start Deno (${e instanceof Error ? e.message : String(e)})` };
   }
   const why = () => {
+    // Deno's error line (`error: Failed caching npm package ...`), else the last line it printed
     const err = new TextDecoder().decode(out.stderr).trim().split("\n").filter((l) => l !== "");
-    return err.at(-1) ?? `exit code ${out.code}`;
+    const said = err.find((l) => /^error: /.test(l));
+    if (said === undefined) return err.at(-1) ?? `exit code ${out.code}`;
+    const cause = /failed to lookup address|Connect|dns error/i.test(err.join("\n"))
+      ? " (the npm registry cannot be reached: the first replay fetches pi, about 212 MB)"
+      : "";
+    return said.slice("error: ".length) + cause;
   };
   if (!out.success) return { error: `the replay failed: ${why()}` };
   let parsed: { results: ReplayResult[] };

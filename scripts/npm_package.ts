@@ -32,6 +32,16 @@ async function run(cmd: string, args: string[], cwd = ROOT): Promise<string> {
   return td.decode(out.stdout);
 }
 
+/** What `readcache savings` runs to replay pi sessions through pi (bench:real's replay). */
+const REPLAY_FILES = [
+  "bench/pi/real.ts",
+  "bench/pi/real_bash.ts",
+  "bench/pi/real_log.ts",
+  "bench/pi/real_model.ts",
+  "bench/pi/real_replay.ts",
+  "scripts/pi/pi_host.ts",
+];
+
 /** The user's guides in docs/ that both packages carry beside the README. */
 export const GUIDES = [
   "pi.md",
@@ -62,6 +72,21 @@ export async function buildNpmPackage(out = join(ROOT, ".scratch", "npm")): Prom
     recursive: true,
     filter: (p) => !p.endsWith("_test.ts"),
   });
+  // `readcache savings` replays pi sessions recorded without readcache through pi (bench:real's
+  // replay, run with the pi suite's config): its files, and the config with its lockfile, which
+  // takes pi from Deno's cache without writing a node_modules into the installed package
+  for (const f of REPLAY_FILES) {
+    mkdirSync(dirname(join(dir, f)), { recursive: true });
+    copyFileSync(join(ROOT, f), join(dir, f));
+  }
+  const piConfig = JSON.parse(readFileSync(join(ROOT, "pi-suite", "deno.json"), "utf8"));
+  delete piConfig.$comment;
+  mkdirSync(join(dir, "pi-suite"), { recursive: true });
+  writeFileSync(
+    join(dir, "pi-suite", "deno.json"),
+    JSON.stringify({ ...piConfig, nodeModulesDir: "none" }, null, 2) + "\n",
+  );
+  copyFileSync(join(ROOT, "pi-suite", "deno.lock"), join(dir, "pi-suite", "deno.lock"));
   // the CLI and the Claude Code service, each bundled into one file with its npm packages
   for (
     const [entry, file] of [["cli/main.ts", "readcache.js"], [
@@ -94,7 +119,18 @@ export async function buildNpmPackage(out = join(ROOT, ".scratch", "npm")): Prom
       "./opencode": "./src/adapters/opencode/load.ts",
       "./pi": "./src/adapters/pi/extension.ts",
     },
-    files: ["cli/", "dist/", "docs/", "src/", "README.md", "SPEC.md", "LICENSE"],
+    files: [
+      "bench/",
+      "cli/",
+      "dist/",
+      "docs/",
+      "pi-suite/",
+      "scripts/",
+      "src/",
+      "README.md",
+      "SPEC.md",
+      "LICENSE",
+    ],
     dependencies: { ...repo.dependencies, deno: PINNED_DENO },
     peerDependencies: repo.peerDependencies,
     peerDependenciesMeta: repo.peerDependenciesMeta,

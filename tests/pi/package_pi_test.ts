@@ -3,10 +3,13 @@
 // throwaway HOME; a pi run against a scripted model reads a file twice: the extension loaded (the
 // first read is pi's own text) and the re-read is a marker.
 import assert from "node:assert/strict";
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startMockChat } from "../../scripts/opencode/mock_chat.ts";
 import { installNpmPackage } from "../../scripts/npm_package.ts";
+import { placeDemo, runReadcache } from "../../scripts/readme_cli_outputs.ts";
 import { writeMockAgentConfig } from "./support/mock_agent.ts";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
@@ -61,6 +64,59 @@ Deno.test({
       assert.match(distinct[1], /\[readcache: unchanged, 3 lines\]/);
     } finally {
       await mock.close();
+      await Deno.remove(root, { recursive: true });
+    }
+  },
+});
+
+Deno.test({
+  name:
+    "the npm package's readcache savings replays a pi session without readcache through pi, offline, as the checkout does",
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn() {
+    const root = await Deno.makeTempDir({ prefix: "readcache-pi-package-savings-" });
+    try {
+      const { prefix, pkgDir } = await installNpmPackage(join(root, "npm"));
+      const demo = await placeDemo(join(root, "demo"));
+      const unshare = ["/usr/bin/unshare", "/bin/unshare"].find((p) => existsSync(p));
+      const offline = unshare !== undefined &&
+        (await new Deno.Command(unshare, { args: ["-n", "true"], stderr: "null" }).output()
+            .catch(() => undefined))?.success === true;
+      const line = ["readcache", "savings", "--json"];
+      const out = await new Deno.Command(offline ? unshare! : line[0], {
+        args: offline ? ["-n", ...line] : line.slice(1),
+        cwd: demo.app,
+        clearEnv: true,
+        env: {
+          HOME: join(root, "home"),
+          NO_COLOR: "1",
+          PATH: `${join(prefix, "bin")}:${
+            (Deno.env.get("PATH") ?? "").split(":").filter((d) => !existsSync(join(d, "deno")))
+              .join(":")
+          }`,
+          PI_CODING_AGENT_DIR: demo.agent,
+          // pi in Deno's cache, as after the first replay (the pi suite put it there)
+          DENO_DIR: Deno.env.get("DENO_DIR") ?? join(homedir(), ".cache", "deno"),
+        },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const td = new TextDecoder();
+      assert.equal(out.code, 0, td.decode(out.stderr));
+      const report = JSON.parse(td.decode(out.stdout));
+      const without = report.sessions.filter((s: { withReadcache: boolean }) => !s.withReadcache);
+      assert.equal(without.length, 1, JSON.stringify(report.sessions));
+      // the replay through pi ran (no fallback to the session's own read results)
+      assert.equal(without[0].estimate, "replay", JSON.stringify(without[0]));
+      assert.equal(without[0].safety.violations, 0);
+      // the figure the checkout gives (docs/cli.md): 22.0 KB against 12.0 KB
+      const checkout = await runReadcache(demo, ["savings", "--json"]);
+      assert.equal(checkout.code, 0, checkout.stderr);
+      assert.deepEqual(report.totals, JSON.parse(checkout.stdout).totals);
+      // nothing was written into the installed package (pi comes from Deno's cache)
+      assert.ok(!existsSync(join(pkgDir, "pi-suite", "node_modules")));
+    } finally {
       await Deno.remove(root, { recursive: true });
     }
   },
