@@ -271,8 +271,8 @@ ${FOOTER}`,
 Copies written in the last hour are always kept (a running pi may not have saved the read that
 uses them yet). Links are never followed; only regular files named like the store's own are
 removed. Exits 1 when the store cannot be used, a removal failed, or a session file in pi's
-sessions directory (with --opencode: OpenCode's database) cannot be read (then no copy is removed
-for being unreferenced).
+sessions directory (with --opencode: OpenCode's database) cannot be read while the store holds
+copies (then no copy is removed for being unreferenced; with no copy nothing is at stake: 0).
 
 Examples:
   $ readcache gc --dry-run
