@@ -954,6 +954,8 @@ Deno.test("exit codes: usage errors 2, help 0 with an example for every command"
       cli(w, ["gc", "--max-age", "0"]),
       cli(w, ["status", w.work]), // a directory
       cli(w, ["savings", w.sessions, join(w.work, "notes.txt")]),
+      cli(w, ["gc", "--claude", "--opencode"]), // one agent's store at a time
+      cli(w, ["doctor", "--claude", "--opencode"]),
     ]);
     for (const [i, r] of runs.entries()) {
       assert.equal(r.code, 2, `run ${i}: ${r.stdout}${r.stderr}`);

@@ -12,7 +12,7 @@ import { claudeConfigDir } from "../claude.ts";
 import { join } from "node:path";
 import { FsObjectStore } from "../../src/store/fs_object_store.ts";
 import type { OpenCodeSessionExport } from "../../src/adapters/opencode/export_file.ts";
-import { messageOf } from "./output.ts";
+import { CliError, EXIT_USAGE, messageOf } from "./output.ts";
 import {
   openCodeDatabasePath,
   openCodeSessionsFromStorage,
@@ -66,7 +66,8 @@ export interface SessionReferences {
 }
 
 /**
- * The store of the project `cwd`: pi's, or the OpenCode plugin's.
+ * The store of the project `cwd`: pi's, the OpenCode plugin's or the Claude Code host's (one of
+ * them: `--opencode` with `--claude` is a usage error).
  *
  * @example
  * ```ts ignore
@@ -74,6 +75,13 @@ export interface SessionReferences {
  * ```
  */
 export function storeTarget(cwd: string, opencode: boolean, claude = false): StoreTarget {
+  if (claude && opencode) {
+    throw new CliError(
+      "--claude and --opencode each name one agent's store; give one of them (or neither, for " +
+        "pi's).",
+      EXIT_USAGE,
+    );
+  }
   if (claude) {
     return {
       host: "claude",
