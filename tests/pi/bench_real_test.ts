@@ -397,3 +397,42 @@ Deno.test("bench:real's model: an edit whose old text the view holds twice leave
   n.edited("/w/a.md", [{ oldText: "b", newText: "B" }], undefined);
   assert.deepEqual(n.view("/w/a.md")!.lines, ["a", "B", "c"]);
 });
+
+Deno.test("bench:real on bare session files of the shapes once judged wrongly: grep -rn --include | head, an edit of text the view holds twice, BSD sed -i ''", async () => {
+  // tests/fixtures/realworld-bare (make_fixtures.py writes them): sessions as users have them,
+  // without snapshots
+  const dir = new URL("../fixtures/realworld-bare/", import.meta.url).pathname;
+  const files = ["grep-include-head", "edit-old-text-twice", "bsd-sed-in-place"].map((n) =>
+    `${dir}${n}.jsonl`
+  );
+  const { sessions, text } = await runRealBench(files);
+  const [grep, edit, sed] = sessions;
+  for (const s of sessions) {
+    assert.ok(s.reads.every((r) => r.violation === undefined), `${s.name}: ${text}`);
+    const judged = s.reads.filter((r) => !r.unapplied);
+    assert.ok(judged.every((r) => r.served >= r.ideal), `${s.name}: over 100% of the achievable`);
+  }
+  // the grep rows showed line 19: the read of 19-98 is answered with the lines the model lacks,
+  // and judged (SPEC §5.10: those rows are the model's view of line 19)
+  assert.deepEqual(grep.reads.map((r) => [r.mode, r.unapplied ?? false]), [
+    ["full", false],
+    ["partial", false],
+    ["unchanged_range", false],
+  ]);
+  // after `git checkout --theirs`, which no replay applies, a bare file shows other text than the
+  // rebuild: not judged (the rule for an edit of text held twice is pinned on bench:real's model
+  // below, and on a folder with snapshots by the shared sessions)
+  assert.ok(edit.reads.every((r) => r.unapplied), JSON.stringify(edit.reads));
+  // `sed -i ''` changed lines 10 and 12: the reads of 9-13 after it are not judged, the one
+  // before it is (and is right)
+  assert.deepEqual(sed.reads.map((r) => [r.mode, r.unapplied ?? false]), [
+    ["full", false],
+    ["unchanged_range", false],
+    ["unchanged_range", true],
+    ["unchanged_range", true],
+  ]);
+  assert.match(text, /Unapplied: 5 reads came after a bash command the replay could not apply/);
+  // the CLI judges them the same: nothing wrong
+  const cli = await cliSavings(files);
+  assert.equal(cli.totals.safety.violations, 0);
+});
