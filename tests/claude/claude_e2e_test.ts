@@ -583,6 +583,11 @@ Deno.test({
       assert.equal(estimated.estimate, "transcript");
       assert.equal(estimated.reads, measured.reads);
       const off = Math.abs(estimated.readcacheBytes - truth.sent) / truth.sent;
+      console.log(
+        `estimate ${estimated.readcacheBytes} bytes, the host sent ${truth.sent} ` +
+          `(${(off * 100).toFixed(2)}% apart); Claude Code alone ${estimated.piBytes}; ` +
+          `${estimated.safety.checked} short answers checked, ${estimated.safety.violations} wrong`,
+      );
       assert.ok(
         off <= 0.01,
         `estimate ${estimated.readcacheBytes} against ${truth.sent} sent (${
