@@ -27,7 +27,6 @@ import {
   unlinkSync,
   writeFileSync,
 } from "node:fs";
-import { homedir } from "node:os";
 import process from "node:process";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -48,52 +47,24 @@ import {
 } from "../src/adapters/claude/service.ts";
 import { claudeServe as serve } from "./claude_service.ts";
 import { CliError, EXIT_OK, EXIT_PROBLEM } from "./support/output.ts";
+import { claudeServiceCheck, claudeServiceLines } from "./claude_doctor.ts";
+import {
+  claudeConfigDir,
+  type ClaudeInstallRecord,
+  claudeServiceDir,
+  INSTALL_RECORD,
+  readInstallRecord,
+} from "./support/claude_dirs.ts";
 
-/** Claude Code's configuration directory: CLAUDE_CONFIG_DIR, else ~/.claude. */
-export function claudeConfigDir(): string {
-  return Deno.env.get("CLAUDE_CONFIG_DIR") || join(homedir(), ".claude");
-}
-
-/** The service's directory: `<config>/readcache`. */
-export function claudeServiceDir(configDir: string): string {
-  return join(configDir, "readcache");
-}
+export { claudeConfigDir, claudeServiceDir };
 
 /** Marks the hooks install adds, so that uninstall removes those and nothing else. */
 const MARK = "readcache";
 
-/** What install remembers for uninstall (`<service dir>/install.json`, mode 0600). */
-export interface ClaudeInstallRecord {
-  v: 1;
-  /** The settings file changed. */
-  settings: string;
-  /** The file as it was before the first install: its text and mode, or none. */
-  before: { text: string; mode: number } | null;
-  /** The text install wrote last. */
-  after: string;
-  /** The Deno the hooks run, and the hook client's command. */
-  deno: string;
-  client: { command: string; args: string[] };
-  /** Claude Code's config directory did not exist before the first install: install made it. */
-  madeConfigDir?: true;
-}
-
-const INSTALL_RECORD = "install.json";
 const SERVICE_BUNDLE = "service.js";
 const DENO_COPY = "deno";
 /** Files a version before this one kept in the directory (a port and a secret; a pid). */
 const OLD_FILES = ["service.json", "service.pid"];
-
-/** The install record of `dir`, or `undefined`. */
-export function readInstallRecord(serviceDir: string): ClaudeInstallRecord | undefined {
-  try {
-    const v = JSON.parse(readFileSync(join(serviceDir, INSTALL_RECORD), "utf8"));
-    if (v?.v === 1 && typeof v.settings === "string" && typeof v.after === "string") return v;
-  } catch {
-    // not installed
-  }
-  return undefined;
-}
 
 type Hook = Record<string, unknown>;
 type Matcher = { matcher?: string; hooks?: Hook[] } & Record<string, unknown>;
@@ -522,7 +493,6 @@ export async function claudeUninstall(
 
 /** `readcache claude status`: the service as installed (read-only); 1 when something is wrong. */
 export async function claudeStatusCommand(options: { json?: boolean }): Promise<number> {
-  const { claudeServiceCheck, claudeServiceLines } = await import("./claude_doctor.ts");
   const r = await claudeServiceCheck();
   const problems = r.findings.filter((f) => f.severity === "problem");
   if (options.json) {

@@ -11,7 +11,7 @@ import {
   claudeServiceRequest,
   claudeSocketPathProblem,
 } from "../src/adapters/claude/service.ts";
-import { claudeConfigDir, claudeServiceDir, readInstallRecord } from "./claude.ts";
+import { claudeConfigDir, claudeServiceDir, readInstallRecord } from "./support/claude_dirs.ts";
 
 /** One finding (the shape of doctor's). */
 export interface ClaudeServiceFinding {

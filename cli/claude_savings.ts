@@ -1,6 +1,6 @@
 /**
  * `readcache savings` for a Claude Code transcript: the figures of
- * `analyseSession` (cli/savings.ts), counted the same way from the
+ * `analyseSession` (cli/pi_savings.ts), counted the same way from the
  * transcript's rows (SPEC §11.9).
  *
  * - Every successful `Read` result counts once, in file order (every branch,
@@ -40,8 +40,8 @@ import {
   type SessionSavings,
 } from "./savings_figures.ts";
 import type { ClaudeSessionFile } from "./support/sessions.ts";
-import { checkCachedAnswer, ModelContext } from "../bench/pi/real_model.ts";
-import { bashShown } from "../bench/pi/real_bash.ts";
+import { checkCachedAnswer, ModelContext } from "./savings_model.ts";
+import { bashShown } from "./savings_bash.ts";
 
 const encoder = new TextEncoder();
 
@@ -366,7 +366,7 @@ function writeFile(path: string, text: string): void {
  * both sides). Every short answer is checked against what the transcript
  * showed the model (`safety`): the newest text of each line from the
  * session's own reads, writes, edits and views (`cat`, `grep -n`, `Grep`),
- * kept apart from the host's code (bench/pi/real_model.ts, as bench:real
+ * kept apart from the host's code (cli/savings_model.ts, as bench:real
  * checks pi's answers); nothing before a compaction counts. Writes only in
  * the temporary directory.
  */

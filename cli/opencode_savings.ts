@@ -1,6 +1,6 @@
 /**
  * `readcache savings` for an OpenCode session: the figures of
- * `analyseSession` (cli/savings.ts), counted the same way from OpenCode's
+ * `analyseSession` (cli/pi_savings.ts), counted the same way from OpenCode's
  * message parts.
  *
  * - Every completed `read` part counts once, in message order (reverted

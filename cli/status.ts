@@ -17,7 +17,7 @@
  * @module
  */
 import { claudeStatus } from "./claude_status.ts";
-import { claudeConfigDir } from "./claude.ts";
+import { claudeConfigDir } from "./support/claude_dirs.ts";
 import { claudeProjectDir } from "./support/store_target.ts";
 import { join } from "node:path";
 import { homedir } from "node:os";

@@ -35,9 +35,9 @@ async function run(cmd: string, args: string[], cwd = ROOT): Promise<string> {
 /** What `readcache savings` runs to replay pi sessions through pi (bench:real's replay). */
 const REPLAY_FILES = [
   "bench/pi/real.ts",
-  "bench/pi/real_bash.ts",
+  "cli/savings_bash.ts",
+  "cli/savings_model.ts",
   "bench/pi/real_log.ts",
-  "bench/pi/real_model.ts",
   "bench/pi/real_replay.ts",
   "scripts/pi/pi_host.ts",
 ];

@@ -106,8 +106,19 @@ Deno.test("one savings pipeline: the host readers and the figures import no circ
   const files = tsFiles("cli").filter((f) => /savings/.test(f));
   assert.ok(files.includes("cli/savings_figures.ts"), files.join(" "));
   assert.deepEqual(importCycles(files), []);
-  // the host-neutral figures import no host's reader
-  assert.deepEqual(relativeImports("cli/savings_figures.ts").filter((t) => /savings/.test(t)), []);
+  // the host-neutral figures and the check import no host's reader
+  for (const neutral of ["cli/savings_figures.ts", "cli/savings_model.ts"]) {
+    assert.deepEqual(relativeImports(neutral).filter((t) => /_savings|savings\.ts/.test(t)), []);
+  }
+});
+
+Deno.test("the command line imports no circle, and nothing of bench/ (bench imports the CLI's check)", () => {
+  const files = tsFiles("cli");
+  assert.deepEqual(importCycles(files), []);
+  const fromBench = files.flatMap((f) =>
+    relativeImports(f).filter((t) => t.startsWith("bench/")).map((t) => `${f} imports ${t}`)
+  );
+  assert.deepEqual(fromBench, []);
 });
 
 Deno.test("the cycle check can fail: a reader importing savings.ts back is a cycle", () => {

@@ -13,7 +13,7 @@ import { activeBranch, REPLAY_STATE_FORMAT } from "../src/core/replay.ts";
 import { bytesInWords, formatStatusReport, PLAIN_STYLE, tallyReads } from "../src/core/status.ts";
 import { callResolvers, resolveCall, serveRead } from "../src/shell/read_service.ts";
 import { FsObjectStore } from "../src/store/fs_object_store.ts";
-import { formatSavings } from "../cli/savings.ts";
+import { formatSavings } from "../cli/savings_report.ts";
 import {
   type SessionSavings as SavingsSession,
   topFiles,

@@ -7,7 +7,7 @@
 // manifest.json, files/); default: every ../shared/realworld/*/* folder that has both files. The
 // session's own tool calls are replayed in order through the pi extension on pi's real
 // SessionManager (bench/pi/real_replay.ts); the ideal and the safety check use only the model's
-// context (bench/pi/real_model.ts), not the cache's code. Deterministic: no timing, no paths of
+// context (cli/savings_model.ts), not the cache's code. Deterministic: no timing, no paths of
 // this machine in the output. Definitions and figures: bench/README.md, "Real sessions".
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";

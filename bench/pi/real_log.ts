@@ -4,6 +4,8 @@
 // read, so that a replay can tell whether its rebuilt file is the file the model was shown.
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import type { Replacement } from "../../cli/savings_model.ts";
+export type { Replacement };
 
 /** Which pi read/edit behaviour a session was recorded with (the folder's README, "Rebuilding"). */
 export type Generation = "2025-11" | "2025-12";
@@ -263,12 +265,6 @@ export function resyncFromShown(
   if (lines.length !== total) return undefined;
   lines.splice(start - 1, s.lines.length, ...s.lines);
   return lines.join("\n");
-}
-
-/** One replacement of an edit call. */
-export interface Replacement {
-  oldText: string;
-  newText: string;
 }
 
 /** The replacements of an edit call's arguments (pi's current `edits` list, or the old pair). */

@@ -2,7 +2,7 @@
 // extension on pi's real SessionManager, with the test host that runs tools like pi's agent loop
 // (scripts/pi/pi_host.ts). Before each read the file on disk is set to the truth for that moment
 // (the rebuild, corrected by what the session's read showed), then pi's plain read, the
-// extension's answer and the ideal answer (bench/pi/real_model.ts) are measured on it.
+// extension's answer and the ideal answer (cli/savings_model.ts) are measured on it.
 import {
   chmodSync,
   cpSync,
@@ -34,7 +34,7 @@ import {
 import { FakePiHost, ZERO_USAGE } from "../../scripts/pi/pi_host.ts";
 import { FOLLOWED_TOOLS } from "../../src/adapters/pi/branch.ts";
 import { COARSE_RACY_WINDOW_MS } from "../../src/shell/call_snapshot.ts";
-import { applyFileOps, bashShown, fileOpsOf, grepShown, viewKind } from "./real_bash.ts";
+import { applyFileOps, bashShown, fileOpsOf, grepShown, viewKind } from "../../cli/savings_bash.ts";
 import { classifyShellCommand } from "../../src/core/shell_view.ts";
 import {
   applyOldEdit,
@@ -47,7 +47,12 @@ import {
   SessionInputError,
   textOf,
 } from "./real_log.ts";
-import { checkCachedAnswer, type Holding, idealAnswer, ModelContext } from "./real_model.ts";
+import {
+  checkCachedAnswer,
+  type Holding,
+  idealAnswer,
+  ModelContext,
+} from "../../cli/savings_model.ts";
 
 /** Where the gap between served and ideal bytes of a read comes from (bench/README.md). */
 export const GAP_KINDS = [
@@ -135,7 +140,7 @@ export interface ReplayCounts {
   resyncNotExact: number;
   /** Plain answers of the extension that differ from pi's own read (should be 0). */
   plainDiffers: number;
-  /** Bash calls whose plain `cp`/`mv`/`rm` were applied to the rebuild (bench/pi/real_bash.ts). */
+  /** Bash calls whose plain `cp`/`mv`/`rm` were applied to the rebuild (cli/savings_bash.ts). */
   bashFileCommands: number;
   /** Outputs of bash commands whose printed lines the rebuild took as the truth. */
   bashResyncs: number;
@@ -148,7 +153,7 @@ export interface ReplayCounts {
   bashViews: number;
   /** Lines pi's grep showed exactly as the rebuild holds them. */
   grepViews: number;
-  /** Bash calls that print lines of files the model can place (bench/pi/real_bash.ts viewKind). */
+  /** Bash calls that print lines of files the model can place (cli/savings_bash.ts viewKind). */
   positionedViews: number;
   /** ... whose form the cache recognises (`classifyShellCommand` gives a view). */
   positionedRecognised: number;
@@ -683,7 +688,7 @@ async function replay(
           );
         }
         // what the output showed of a file, exactly as the rebuild holds it, is in the model's
-        // context (read by the bench on its own, bench/pi/real_bash.ts)
+        // context (read by the bench on its own, cli/savings_bash.ts)
         const shown = call.name === "bash" && typeof call.args.command === "string"
           ? bashShown(call.args.command, output, x.cwd, readText, x.cwd)
           : call.name === "grep" && !isError

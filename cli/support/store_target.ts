@@ -8,7 +8,7 @@
  * @module
  */
 import { parseClaudeTranscript } from "../../src/adapters/claude/transcript.ts";
-import { claudeConfigDir } from "../claude.ts";
+import { claudeConfigDir } from "./claude_dirs.ts";
 import { join } from "node:path";
 import { FsObjectStore } from "../../src/store/fs_object_store.ts";
 import type { OpenCodeSessionExport } from "../../src/adapters/opencode/export_file.ts";

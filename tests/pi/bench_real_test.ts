@@ -3,7 +3,7 @@
 // repository (../shared/realworld); without them that test is skipped.
 import assert from "node:assert/strict";
 import { defaultSessionDirs, runRealBench, sessionInputs } from "../../bench/pi/real.ts";
-import { bashShown, fileOpsOf, viewKind } from "../../bench/pi/real_bash.ts";
+import { bashShown, fileOpsOf, viewKind } from "../../cli/savings_bash.ts";
 import {
   applyOldEdit,
   parseShownRead,
@@ -11,7 +11,7 @@ import {
   resyncFromShown,
   splitObjects,
 } from "../../bench/pi/real_log.ts";
-import { checkCachedAnswer, idealAnswer, ModelContext } from "../../bench/pi/real_model.ts";
+import { checkCachedAnswer, idealAnswer, ModelContext } from "../../cli/savings_model.ts";
 
 const file = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}`);
 

@@ -1,5 +1,6 @@
-// The file commands of a recorded bash call that `deno task bench:real` applies to its rebuild
-// (bench/pi/real.ts): only plain `cd`, `cp`, `mv` and `rm` of named paths, chained with `&&` or
+// What a recorded bash call showed and did, for the savings check of `readcache savings` and for
+// `deno task bench:real` (bench/pi/real.ts): the lines its output showed, and the file commands
+// bench:real applies to its rebuild: only plain `cd`, `cp`, `mv` and `rm` of named paths, chained with `&&` or
 // `;`. pi's agent created files it then read this way (`cp main.ts main-new.ts`); without them
 // those reads would fail in the replay. Anything else in the command (a glob, a variable, a pipe,
 // `git checkout`, a formatter) and the whole command is left out: reads resync what it changed.

@@ -1,8 +1,14 @@
-// The model's context for `deno task bench:real` (bench/pi/real.ts), kept apart from the cache's
-// code (nothing here imports src/): per file, the newest line the model was shown at each line
-// number, from which the bench computes the IDEAL answer of a read and checks every cached answer
-// the extension gave against it. Definitions: bench/README.md, "Real sessions".
-import type { Replacement } from "./real_log.ts";
+// The model's context, for the savings check of `readcache savings` and `deno task bench:real`
+// (bench/pi/real.ts), kept apart from the cache's code (nothing here imports src/): per file, the
+// newest line the model was shown at each line number, from which the ideal answer of a read is
+// computed and every cached answer a replay gave is checked. Definitions: bench/README.md, "Real
+// sessions".
+
+/** One replacement of an edit call. */
+export interface Replacement {
+  oldText: string;
+  newText: string;
+}
 
 /**
  * How a line the model holds came to be in its view, besides a read that showed it: it was kept
@@ -72,7 +78,7 @@ export class ModelContext {
 
   /**
    * A bash command or pi's grep showed lines `start..` of a file exactly as it is
-   * (bench/pi/real_bash.ts); `total` when it also showed where the file ends.
+   * (cli/savings_bash.ts); `total` when it also showed where the file ends.
    */
   shown(path: string, start: number, shown: readonly string[], total?: number): void {
     const v = this.#files.get(path) ?? { lines: [], via: [] };
