@@ -8,12 +8,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { installNpmPackage, PINNED_DENO } from "../scripts/npm_package.ts";
+import { NETWORK_CUT_UNAVAILABLE, withoutNetwork } from "./support/network_cut.ts";
 
-const unshare = ["/usr/bin/unshare", "/bin/unshare"].find((p) => existsSync(p));
-const offline = unshare !== undefined &&
-  (await new Deno.Command(unshare, { args: ["-n", "true"], stderr: "null" }).output()
-      .catch(() => undefined))?.success === true;
-if (!offline) console.warn("npm package test: runs with the network (unshare -n is not allowed)");
+if (NETWORK_CUT_UNAVAILABLE !== undefined) {
+  console.warn(`npm package test: runs with the network (${NETWORK_CUT_UNAVAILABLE})`);
+}
 
 /** Node's directory and the system's, without any directory that holds a `deno`. */
 function nodeOnlyPath(): string {
@@ -39,9 +38,9 @@ Deno.test({
       assert.equal(pkg.dependencies.deno, PINNED_DENO, "Deno pinned");
 
       const run = async (args: string[]) => {
-        const line = ["readcache", ...args];
-        const out = await new Deno.Command(offline ? unshare! : line[0], {
-          args: offline ? ["-n", ...line] : line.slice(1),
+        const { cmd, args: argv } = withoutNetwork(["readcache", ...args]);
+        const out = await new Deno.Command(cmd, {
+          args: argv,
           cwd: home,
           // no checkout, no Deno on PATH, an empty npm cache: only what the package installed
           env: {

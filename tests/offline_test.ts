@@ -8,17 +8,11 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { NETWORK_CUT_UNAVAILABLE, UNSHARE } from "./support/network_cut.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-const unshare = ["/usr/bin/unshare", "/bin/unshare"].find((p) => existsSync(p));
-
-async function canCutNetwork(): Promise<string | undefined> {
-  if (unshare === undefined) return "no unshare on this machine";
-  const r = await new Deno.Command(unshare, { args: ["-n", "true"], stderr: "piped" }).output()
-    .catch(() => undefined);
-  return r?.success ? undefined : "unshare -n is not allowed here (it needs root)";
-}
-const skip = await canCutNetwork();
+const unshare = UNSHARE;
+const skip = NETWORK_CUT_UNAVAILABLE;
 if (skip !== undefined) console.warn(`offline test skipped: ${skip}`);
 
 /** This machine's PATH without any directory that holds a `deno` (a machine with Node only). */

@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { startMockChat } from "../../scripts/opencode/mock_chat.ts";
 import { installNpmPackage } from "../../scripts/npm_package.ts";
 import { placeDemo, runReadcache } from "../../scripts/readme_cli_outputs.ts";
+import { withoutNetwork } from "../support/network_cut.ts";
 import { writeMockAgentConfig } from "./support/mock_agent.ts";
 
 const REPO = fileURLToPath(new URL("../..", import.meta.url)).replace(/\/$/, "");
@@ -79,13 +80,9 @@ Deno.test({
     try {
       const { prefix, pkgDir } = await installNpmPackage(join(root, "npm"));
       const demo = await placeDemo(join(root, "demo"));
-      const unshare = ["/usr/bin/unshare", "/bin/unshare"].find((p) => existsSync(p));
-      const offline = unshare !== undefined &&
-        (await new Deno.Command(unshare, { args: ["-n", "true"], stderr: "null" }).output()
-            .catch(() => undefined))?.success === true;
-      const line = ["readcache", "savings", "--json"];
-      const out = await new Deno.Command(offline ? unshare! : line[0], {
-        args: offline ? ["-n", ...line] : line.slice(1),
+      const { cmd, args } = withoutNetwork(["readcache", "savings", "--json"]);
+      const out = await new Deno.Command(cmd, {
+        args,
         cwd: demo.app,
         clearEnv: true,
         env: {
