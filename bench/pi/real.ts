@@ -438,7 +438,13 @@ if (import.meta.main) {
     Deno.exit(2);
   }
   if (dirs.length === 0) {
-    console.error("no session folders (give DIR, or put them under ../shared/realworld/*/*)");
+    console.error(
+      "no sessions to replay: give pi session files or folders, e.g. `deno task bench:real " +
+        "~/.pi/agent/sessions` (your own sessions) or `deno task bench:real " +
+        "tests/fixtures/realworld/conflict tests/fixtures/realworld-bare` (the repository's " +
+        "fixtures); the shared real sessions are read by default from ../shared/realworld/*/* " +
+        "when they sit beside the checkout",
+    );
     Deno.exit(2);
   }
   if (Deno.args.includes("--json")) {
