@@ -34,7 +34,16 @@ export function claudeServiceDir(configDir: string): string {
   return join(configDir, "readcache");
 }
 
-/** What install remembers for uninstall (`<service dir>/install.json`, mode 0600). */
+/**
+ * What install remembers for uninstall (`<service dir>/install.json`, mode 0600).
+ *
+ * @example
+ * ```ts
+ * import type { ClaudeInstallRecord } from "./claude_dirs.ts";
+ * const r: ClaudeInstallRecord = { v: 1, settings: "/h/.claude/settings.json", before: null,
+ *   after: "{}\n", deno: "/usr/bin/deno", client: { command: "/usr/bin/perl", args: [] } };
+ * ```
+ */
 export interface ClaudeInstallRecord {
   v: 1;
   /** The settings file changed. */
@@ -50,7 +59,15 @@ export interface ClaudeInstallRecord {
   madeConfigDir?: true;
 }
 
-/** The install record's file name in the service's directory. */
+/**
+ * The install record's file name in the service's directory.
+ *
+ * @example
+ * ```ts
+ * import { INSTALL_RECORD } from "./claude_dirs.ts";
+ * INSTALL_RECORD; // "install.json"
+ * ```
+ */
 export const INSTALL_RECORD = "install.json";
 
 /**
