@@ -120,7 +120,7 @@ Deno.test("status on an OpenCode export: what the model holds in OpenCode's line
     assert.match(out, /^readcache status\nsession: .*session\.json\nproject: /);
     assert.match(out, /\nOpenCode session: ses_\w+ "/);
     assert.match(out, /\nactive branch: 18 messages, never compacted\n/);
-    assert.match(out, /\nThe model holds now \(2 files\):\n/);
+    assert.match(out, /\nThe model holds now \(2 files, in 4 parts\):\n/);
     assert.deepEqual(linesStarting(out, "  the whole", "  lines", "    next read"), HELD);
     // read, read, unchanged, unchanged lines, edit, the whole file again (the edit made it
     // unknown), unchanged lines
