@@ -8,18 +8,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs
 import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { GUIDES as DOC_GUIDES } from "../scripts/npm_package.ts";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-/** The user's guides: the README and the pages it links for each agent, the CLI and porting. */
-const GUIDES = [
-  "README.md",
-  "docs/pi.md",
-  "docs/opencode.md",
-  "docs/claude-code.md",
-  "docs/cli.md",
-  "docs/porting.md",
-  "docs/development.md",
-];
+/** The user's guides: the README and the docs/ pages both packages carry beside it. */
+const GUIDES = ["README.md", ...DOC_GUIDES.map((g) => `docs/${g}`)];
 const guides = GUIDES.map((f) => readFileSync(join(root, f), "utf8")).join("\n");
 
 /** The command lines of the guides' sh blocks, comments and blank lines dropped. */
